@@ -1,0 +1,219 @@
+"""`LifelongEnv`: the benchmark's environment contract on top of `gymnasium.Env`."""
+
+from __future__ import annotations
+
+import logging
+from abc import abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic
+
+import gymnasium as gym
+
+from lifelong_gym.metrics import LifelongMetrics, compute_metrics
+from lifelong_gym.session import EvaluationOutcome, Role, Session, SessionStatus
+from lifelong_gym.spaces import UnicodeText
+from lifelong_gym.tasks import TaskSet, TaskT
+from lifelong_gym.truncation import truncate_middle
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_OBSERVATION_LENGTH = 16_000
+DEFAULT_MAX_ACTION_LENGTH = 100_000
+
+
+@dataclass
+class Interaction:
+    """What one agent action did: the observation, and whether it ended the task."""
+
+    observation: str
+    done: bool = False
+    status: SessionStatus = SessionStatus.COMPLETED
+
+
+@dataclass
+class Evaluation:
+    """The verdict on a finished task, with partial credit and other details."""
+
+    outcome: EvaluationOutcome
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
+    """Base of the suite's environments: one task per episode, scored like the benchmark.
+
+    The appendix's five methods map onto Gymnasium's API: `reset` starts a task,
+    `interact` executes one parsed agent action (called by `step`), `complete` scores the
+    finished task and restores the back-end (called by `step` when the episode ends),
+    `calculate_metric` summarises many sessions, and `release` frees the back-end
+    (called by `close`). Subclasses implement `_start_task`, `interact`, `_evaluate`,
+    `_end_task` and `release`.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
+
+    def __init__(
+        self,
+        tasks: TaskSet[TaskT],
+        *,
+        max_turns: int,
+        max_observation_length: int = DEFAULT_MAX_OBSERVATION_LENGTH,
+        max_action_length: int = DEFAULT_MAX_ACTION_LENGTH,
+        render_mode: str | None = None,
+    ):
+        if max_turns < 1:
+            raise ValueError(f"max_turns must be at least 1, got {max_turns}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
+        self.tasks = tasks
+        self.max_turns = max_turns
+        self.max_observation_length = max_observation_length
+        self.render_mode = render_mode
+        self.observation_space = UnicodeText(max_observation_length)
+        self.action_space = UnicodeText(max_action_length)
+        self.session: Session | None = None
+        self.task: TaskT | None = None
+
+    # -- the Gymnasium API -------------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """Start a task (`options={"task_index": i}`, else one drawn from `np_random`)."""
+        super().reset(seed=seed)
+        self._abandon_task()
+        index = self._choose_index(options or {})
+        task = self.tasks[index]
+        self.task = task
+        self.session = Session(task_index=index, skills=list(task.skills))
+        prompt = self._fit(self._start_task(task))
+        self.session.status = SessionStatus.RUNNING
+        self.session.add(Role.USER, prompt)
+        return prompt, {"task_index": index, "skills": list(task.skills)}
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Apply one agent reply; the episode ends when the task does or turns run out."""
+        session = self.session
+        if session is None or session.finished:
+            raise gym.error.ResetNeeded("call reset() before step(): no task is running")
+        reply = action if isinstance(action, str) else str(action)
+        session.add(Role.AGENT, reply)
+        try:
+            interaction = self.interact(reply)
+        except Exception as error:  # a broken back-end must not crash the caller's loop
+            logger.exception("environment error during interact")
+            session.error = f"{type(error).__name__}: {error}"
+            interaction = Interaction(
+                f"The environment failed: {type(error).__name__}: {error}",
+                done=True,
+                status=SessionStatus.TASK_ENVIRONMENT_ERROR,
+            )
+        observation = self._fit(interaction.observation)
+        terminated = interaction.done
+        truncated = not terminated and session.agent_turns >= self.max_turns
+        if observation:
+            session.add(Role.USER, observation)
+        if terminated:
+            session.status = interaction.status
+        elif truncated:
+            session.status = SessionStatus.TASK_LIMIT_REACHED
+        if terminated or truncated:
+            self.complete()
+        return observation, session.reward, terminated, truncated, self._info()
+
+    def close(self) -> None:
+        """Abandon the task in flight and free the back-end; safe to call twice."""
+        self._abandon_task()
+        self.release()
+        super().close()
+
+    def render(self) -> str | None:
+        """The session so far as text (render_mode="ansi")."""
+        if self.render_mode != "ansi" or self.session is None:
+            return None
+        return "\n\n".join(f"[{m.role}] {m.content}" for m in self.session.chat_history)
+
+    # -- the appendix's methods ------------------------------------------------------
+
+    @abstractmethod
+    def interact(self, action: str) -> Interaction:
+        """Parse and execute one agent reply against the current task."""
+
+    def complete(self) -> Session:
+        """Score the finished session, then restore the back-end for the next task."""
+        session, task = self.session, self.task
+        assert session is not None and task is not None, "complete() needs a started task"
+        try:
+            evaluation = self._evaluate(task, session)
+        except Exception as error:
+            logger.exception("environment error while scoring")
+            evaluation = Evaluation(EvaluationOutcome.UNKNOWN, {"error": str(error)})
+            session.error = session.error or f"{type(error).__name__}: {error}"
+            if session.status == SessionStatus.COMPLETED:
+                session.status = SessionStatus.TASK_ENVIRONMENT_ERROR
+        finally:
+            self._release_task()
+        session.outcome = evaluation.outcome
+        session.details.update(evaluation.details)
+        session.reward = 1.0 if evaluation.outcome == EvaluationOutcome.CORRECT else 0.0
+        return session
+
+    def calculate_metric(self, sessions: Sequence[Session]) -> LifelongMetrics:
+        """Overall, per-status and per-skill success over finished sessions."""
+        return compute_metrics(sessions)
+
+    @abstractmethod
+    def release(self) -> None:
+        """Free every resource the environment holds; safe to call twice."""
+
+    # -- what subclasses provide -----------------------------------------------------
+
+    @abstractmethod
+    def _start_task(self, task: TaskT) -> str:
+        """Prepare the back-end for `task`; return the opening prompt."""
+
+    @abstractmethod
+    def _evaluate(self, task: TaskT, session: Session) -> Evaluation:
+        """Decide whether the finished session solved the task."""
+
+    @abstractmethod
+    def _end_task(self) -> None:
+        """Undo what `_start_task` set up (drop the database, remove the container)."""
+
+    # -- internals --------------------------------------------------------------------
+
+    def _choose_index(self, options: dict[str, Any]) -> int:
+        if options.get("task_index") is not None:
+            index = int(options["task_index"])
+            if index not in self.tasks:
+                self.tasks[index]  # raises the KeyError that names the valid range
+            return index
+        position = int(self.np_random.integers(len(self.tasks)))
+        return self.tasks.indices[position]
+
+    def _info(self) -> dict[str, Any]:
+        session = self.session
+        assert session is not None
+        info: dict[str, Any] = {
+            "task_index": session.task_index,
+            "skills": list(session.skills),
+            "turn": session.agent_turns,
+        }
+        if session.finished:
+            info["status"] = session.status.value
+            info["outcome"] = session.outcome.value
+            info.update(session.details)
+        return info
+
+    def _fit(self, text: str) -> str:
+        return truncate_middle(text, self.max_observation_length)
+
+    def _release_task(self) -> None:
+        task, self.task = self.task, None
+        if task is not None:
+            self._end_task()
+
+    def _abandon_task(self) -> None:
+        """Clean up a task left unfinished (reset mid-episode, close)."""
+        if self.session is not None and not self.session.finished and self.task is not None:
+            self._release_task()

@@ -1,0 +1,73 @@
+"""Sessions: one task's record, with the benchmark's status and outcome values."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class SessionStatus(StrEnum):
+    """Why a session is where it is (the benchmark's values)."""
+
+    INITIAL = "initial"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    AGENT_VALIDATION_FAILED = "agent_validation_failed"
+    TASK_LIMIT_REACHED = "task_limit_reached"
+    TASK_ENVIRONMENT_ERROR = "task_environment_error"
+    TASK_UNKNOWN_ERROR = "task_unknown_error"
+    AGENT_CONTEXT_LIMIT = "agent_context_limit"
+    AGENT_OUT_OF_MEMORY = "agent_out_of_memory"
+    AGENT_UNKNOWN_ERROR = "agent_unknown_error"
+
+
+class EvaluationOutcome(StrEnum):
+    """The verdict on a finished task (the benchmark's values)."""
+
+    UNSET = "unset"
+    CORRECT = "correct"
+    INCORRECT = "incorrect"
+    UNKNOWN = "unknown"
+
+
+class Role(StrEnum):
+    """Who wrote a chat message: the environment side (user) or the agent."""
+
+    USER = "user"
+    AGENT = "agent"
+
+
+class ChatMessage(BaseModel):
+    """One message of a session's interaction history."""
+
+    role: Role
+    content: str
+
+
+class Session(BaseModel):
+    """A task being worked on, or finished: its history, status, outcome and reward."""
+
+    task_index: int
+    skills: list[str] = Field(default_factory=list)
+    status: SessionStatus = SessionStatus.INITIAL
+    outcome: EvaluationOutcome = EvaluationOutcome.UNSET
+    reward: float = 0.0
+    chat_history: list[ChatMessage] = Field(default_factory=list)
+    details: dict[str, Any] = Field(default_factory=dict)
+    error: str | None = None
+
+    def add(self, role: Role, content: str) -> None:
+        """Append a message to the interaction history."""
+        self.chat_history.append(ChatMessage(role=role, content=content))
+
+    @property
+    def agent_turns(self) -> int:
+        """How many replies the agent has given so far."""
+        return sum(1 for m in self.chat_history if m.role == Role.AGENT)
+
+    @property
+    def finished(self) -> bool:
+        """Whether the session has left the initial and running states."""
+        return self.status not in (SessionStatus.INITIAL, SessionStatus.RUNNING)

@@ -1,0 +1,212 @@
+"""Task records, task sets, and reading task files in any supported format."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+logger = logging.getLogger(__name__)
+
+DATA_DIR = Path(__file__).parent / "data"
+
+
+class TaskFileError(ValueError):
+    """A task file or task-set name that cannot be used; the message says what to fix."""
+
+
+class Task(BaseModel):
+    """The fields every environment's task has: its sample index and its skills."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    index: int
+    skills: tuple[str, ...] = ()
+
+
+TaskT = TypeVar("TaskT", bound=Task)
+
+
+@dataclass(frozen=True)
+class SkippedRecord:
+    """A record a loader could not use, and why."""
+
+    key: str
+    reason: str
+
+
+class TaskSet(Generic[TaskT]):
+    """Tasks by sample index, with the order a lifelong run visits them in."""
+
+    def __init__(
+        self,
+        tasks: Sequence[TaskT],
+        order: Sequence[int] | None = None,
+        *,
+        name: str = "",
+        skipped: Sequence[SkippedRecord] = (),
+    ):
+        self.name = name
+        self._by_index = {task.index: task for task in tasks}
+        if len(self._by_index) != len(tasks):
+            raise TaskFileError(f"task set {name!r} has duplicate sample indices")
+        if not self._by_index:
+            raise TaskFileError(f"task set {name!r} holds no usable task")
+        self.order = list(order) if order is not None else [task.index for task in tasks]
+        unknown = [i for i in self.order if i not in self._by_index]
+        if unknown:
+            raise TaskFileError(f"sample order of {name!r} names unknown tasks {unknown[:5]}")
+        self.indices = sorted(self._by_index)
+        self.skipped = list(skipped)
+
+    def __len__(self) -> int:
+        return len(self._by_index)
+
+    def __getitem__(self, index: int) -> TaskT:
+        try:
+            return self._by_index[index]
+        except KeyError:
+            raise KeyError(
+                f"task set {self.name!r} has no task with sample index {index}; "
+                f"it has {len(self)} tasks, indices {self.indices[0]}..{self.indices[-1]}"
+            ) from None
+
+    def __contains__(self, index: object) -> bool:
+        return index in self._by_index
+
+    def __iter__(self) -> Iterator[TaskT]:
+        return (self._by_index[i] for i in self.order)
+
+
+def read_records(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """Read a task file as (key, record) pairs, detecting the format from the content.
+
+    Accepted: a JSON object keyed by sample index (the benchmark's `entry_dict.json`), a
+    JSON list, JSON Lines, and parquet. The key is the sample index where the file gives
+    one, else the record's position.
+    """
+    if not path.is_file():
+        raise TaskFileError(f"task file {path} does not exist or is not a file")
+    with path.open("rb") as handle:
+        magic = handle.read(4)
+    if magic == b"PAR1":
+        return _read_parquet(path)
+    text = path.read_text(encoding="utf-8")
+    stripped = text.lstrip()
+    if not stripped:
+        raise TaskFileError(f"task file {path} is empty")
+    if stripped[0] in "[{":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            data = None  # JSON Lines also starts with "{"
+        if isinstance(data, dict):
+            if all(isinstance(v, dict) for v in data.values()):
+                return [(str(k), v) for k, v in data.items()]
+            return [("0", data)]
+        if isinstance(data, list):
+            return [(_key(r, i), r) for i, r in enumerate(data)]
+    return _read_json_lines(path, text)
+
+
+def _key(record: Any, position: int) -> str:
+    if isinstance(record, dict) and "sample_index" in record:
+        return str(record["sample_index"])
+    return str(position)
+
+
+def _read_json_lines(path: Path, text: str) -> list[tuple[str, dict[str, Any]]]:
+    records = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise TaskFileError(
+                f"{path}:{number} is not JSON ({error.msg}); task files are JSON, "
+                "JSON Lines or parquet"
+            ) from None
+        records.append((_key(record, len(records)), record))
+    return records
+
+
+def _read_parquet(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise TaskFileError(
+            f"{path} is parquet; install pyarrow to read it: pip install 'lifelong-gym[parquet]'"
+        ) from None
+    rows = pq.read_table(path).to_pylist()
+    return [(_key(r, i), r) for i, r in enumerate(rows)]
+
+
+def load_task_set(
+    source: str | Path | None,
+    *,
+    environment: str,
+    default: str,
+    convert: Callable[[str, dict[str, Any]], TaskT],
+) -> TaskSet[TaskT]:
+    """Load a shipped task set by name, or a task file by path, converting each record.
+
+    `convert(key, record)` returns a task or raises `ValueError` with the reason to skip
+    the record. Skipped records are kept on the set and reported in one warning.
+    """
+    path, order = _resolve(source, environment=environment, default=default)
+    tasks: list[TaskT] = []
+    skipped: list[SkippedRecord] = []
+    for key, record in read_records(path):
+        try:
+            tasks.append(convert(key, record))
+        except (ValueError, TypeError, KeyError) as error:
+            skipped.append(SkippedRecord(key, f"{type(error).__name__}: {error}"))
+    if skipped:
+        shown = "; ".join(f"{s.key}: {s.reason}" for s in skipped[:5])
+        more = f" (and {len(skipped) - 5} more)" if len(skipped) > 5 else ""
+        logger.warning(
+            "%s: skipped %d of %d records: %s%s",
+            path,
+            len(skipped),
+            len(skipped) + len(tasks),
+            shown,
+            more,
+        )
+    if not tasks:
+        reasons = "; ".join(f"{s.key}: {s.reason}" for s in skipped[:3])
+        raise TaskFileError(f"{path} holds no {environment} task this loader accepts ({reasons})")
+    if order is not None:
+        known = {t.index for t in tasks}
+        order = [i for i in order if i in known]
+    return TaskSet(tasks, order, name=str(source or default), skipped=skipped)
+
+
+def shipped_task_sets(environment: str) -> dict[str, Path]:
+    """The names and files of the task sets shipped for an environment."""
+    folder = DATA_DIR / environment
+    return {p.name.removesuffix(".jsonl"): p for p in sorted(folder.glob("*.jsonl"))}
+
+
+def _resolve(
+    source: str | Path | None, *, environment: str, default: str
+) -> tuple[Path, list[int] | None]:
+    shipped = shipped_task_sets(environment)
+    name = default if source is None else str(source)
+    if name in shipped:
+        path = shipped[name]
+        order_path = path.with_suffix(".order.json")
+        order = json.loads(order_path.read_text()) if order_path.is_file() else None
+        return path, order
+    path = Path(name).expanduser()
+    if path.exists():
+        return path, None
+    raise TaskFileError(
+        f"tasks={name!r} is neither a file nor a shipped {environment} task set; "
+        f"shipped sets: {', '.join(shipped) or 'none'}"
+    )
