@@ -11,6 +11,8 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from lifelong_gym.session import ChatMessage
+
 logger = logging.getLogger(__name__)
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -27,6 +29,10 @@ class Task(BaseModel):
 
     index: int
     skills: tuple[str, ...] = ()
+
+    def oracle_reply(self, history: Sequence[ChatMessage]) -> str:
+        """The reply that replays this task's reference solution, given the history so far."""
+        raise NotImplementedError(f"{type(self).__name__} has no reference solution to replay")
 
 
 TaskT = TypeVar("TaskT", bound=Task)
