@@ -1,6 +1,35 @@
 """Agents and the model pool (import as `lifelong_gym.agents`)."""
 
 from .base import Agent, AgentContextLimitError, AgentError, AgentOutOfMemoryError
+from .factory import make_agent
+from .language_model import LanguageModelAgent, to_messages
+from .models import (
+    HFModelConfig,
+    LanguageModel,
+    ModelConfig,
+    ModelConfigError,
+    OpenAIModelConfig,
+)
 from .oracle import OracleAgent
+from .pool import ModelPool, create_model, parse_model_config
+from .scripted import ScriptedAgent
 
-__all__ = ["Agent", "AgentContextLimitError", "AgentError", "AgentOutOfMemoryError", "OracleAgent"]
+__all__ = [
+    "Agent",
+    "AgentContextLimitError",
+    "AgentError",
+    "AgentOutOfMemoryError",
+    "HFModelConfig",
+    "LanguageModel",
+    "LanguageModelAgent",
+    "ModelConfig",
+    "ModelConfigError",
+    "ModelPool",
+    "OpenAIModelConfig",
+    "OracleAgent",
+    "ScriptedAgent",
+    "create_model",
+    "make_agent",
+    "parse_model_config",
+    "to_messages",
+]

@@ -1,0 +1,84 @@
+"""Model configurations: what a run's YAML says about each model in the pool."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class ModelConfigError(ValueError):
+    """A model configuration that cannot be used; the message says what to fix."""
+
+
+class _ModelConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, description="the name agents and callbacks ask the pool for")
+    max_new_tokens: int = Field(512, ge=1, description="the longest reply, in tokens")
+    temperature: float = Field(0.0, ge=0.0, description="0 for greedy decoding, else sampling")
+    top_p: float = Field(1.0, gt=0.0, le=1.0, description="nucleus sampling mass")
+
+
+class HFModelConfig(_ModelConfig):
+    """A local model run with `transformers` (a directory holding config.json and weights)."""
+
+    backend: Literal["hf"] = "hf"
+    path: str = Field(description="a local Hugging Face model directory")
+    device: str | None = Field(None, description="torch device; default CUDA if present, else CPU")
+    dtype: str | None = Field(
+        None, description="torch dtype name; default auto on CUDA, float32 on CPU"
+    )
+    max_context_tokens: int | None = Field(
+        None, ge=1, description="the context window; default the model's max_position_embeddings"
+    )
+    batch_size: int = Field(8, ge=1, description="histories generated together in one forward pass")
+    chat_template: str | None = Field(
+        None, description="a Jinja chat template replacing the tokenizer's"
+    )
+
+    @field_validator("path")
+    @classmethod
+    def _holds_a_model(cls, path: str) -> str:
+        folder = Path(path).expanduser()
+        if not folder.is_dir():
+            raise ModelConfigError(
+                f"model path {path!r} is not a directory; give a local Hugging Face model folder "
+                "(e.g. `huggingface-cli download ORG/NAME --local-dir DIR`)"
+            )
+        if not (folder / "config.json").is_file():
+            raise ModelConfigError(
+                f"model path {path!r} holds no model (no config.json); point it at the folder "
+                "that holds config.json, the tokenizer files and the weights"
+            )
+        return str(folder.resolve())
+
+
+class OpenAIModelConfig(_ModelConfig):
+    """A model behind an OpenAI-compatible chat-completions server (vLLM, TGI, hosted APIs)."""
+
+    backend: Literal["openai"] = "openai"
+    base_url: str = Field(description="the server's API root, e.g. http://127.0.0.1:8000/v1")
+    model: str = Field(min_length=1, description="the model name the server knows")
+    api_key_env: str = Field("OPENAI_API_KEY", description="the environment variable with the key")
+    timeout: float = Field(120.0, gt=0, description="seconds to wait for one reply")
+    max_retries: int = Field(4, ge=0, description="retries after a 429, a 5xx or a timeout")
+    retry_backoff: float = Field(
+        1.0, ge=0, description="first retry delay in seconds, then doubled"
+    )
+    concurrency: int = Field(8, ge=1, description="requests in flight at once for a batch")
+
+    @field_validator("base_url")
+    @classmethod
+    def _is_http(cls, url: str) -> str:
+        if not url.startswith(("http://", "https://")):
+            raise ModelConfigError(
+                f"base_url {url!r} must start with http:// or https:// "
+                "(e.g. http://127.0.0.1:8000/v1)"
+            )
+        return url.rstrip("/")
+
+
+ModelConfig = Annotated[HFModelConfig | OpenAIModelConfig, Field(discriminator="backend")]
+"""Either back-end's configuration, told apart by its `backend` field."""

@@ -1,0 +1,124 @@
+"""`TransformersModel`: a local model run with Hugging Face `transformers`."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from ..base import AgentContextLimitError, AgentError, AgentOutOfMemoryError
+from .base import LanguageModel, Message
+from .config import HFModelConfig, ModelConfigError
+
+logger = logging.getLogger(__name__)
+
+
+class TransformersModel(LanguageModel):
+    """Chat-template prompts, left-padded batched generation, CUDA when present, else CPU."""
+
+    def __init__(self, config: HFModelConfig):
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.config = config
+        self._torch = torch
+        self.device = torch.device(
+            config.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        )
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(config.path)
+            model = AutoModelForCausalLM.from_pretrained(config.path, dtype=self._dtype(config))
+        except (OSError, ValueError) as error:
+            raise ModelConfigError(
+                f"cannot load model {config.name!r} from {config.path}: {error}"
+            ) from error
+        self.model = model.to(self.device).eval()
+        if config.chat_template is not None:
+            self.tokenizer.chat_template = config.chat_template
+        if not self.tokenizer.chat_template:
+            raise ModelConfigError(
+                f"the tokenizer at {config.path} has no chat template; "
+                f"set chat_template in the config of model {config.name!r}"
+            )
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.context_window: int | None = config.max_context_tokens or getattr(
+            model.config, "max_position_embeddings", None
+        )
+
+    def _dtype(self, config: HFModelConfig) -> Any:
+        if config.dtype is not None:
+            dtype = getattr(self._torch, config.dtype, None)
+            if not isinstance(dtype, self._torch.dtype):
+                raise ModelConfigError(
+                    f"dtype {config.dtype!r} of model {config.name!r} is not a torch dtype"
+                )
+            return dtype
+        return "auto" if self.device.type == "cuda" else self._torch.float32
+
+    def prompt(self, messages: Sequence[Message]) -> str:
+        """The text the model reads for `messages` (the chat template, ready for a reply)."""
+        return self.tokenizer.apply_chat_template(
+            list(messages), tokenize=False, add_generation_prompt=True
+        )
+
+    def count_tokens(self, messages: Sequence[Message]) -> int:
+        """The prompt length of `messages` in tokens."""
+        return len(self.tokenizer(self.prompt(messages), add_special_tokens=False)["input_ids"])
+
+    def generate(self, batch: Sequence[Sequence[Message]]) -> list[str]:
+        """One reply per history, generated `batch_size` histories at a time."""
+        size = self.config.batch_size
+        replies: list[str] = []
+        for start in range(0, len(batch), size):
+            replies.extend(self._generate_chunk(batch[start : start + size]))
+        return replies
+
+    def _generate_chunk(self, chunk: Sequence[Sequence[Message]]) -> list[str]:
+        torch = self._torch
+        try:
+            inputs = self.tokenizer(
+                [self.prompt(messages) for messages in chunk],
+                add_special_tokens=False,
+                padding=True,
+                return_tensors="pt",
+            ).to(self.device)
+            prompt_length = int(inputs["input_ids"].shape[1])
+            longest = int(inputs["attention_mask"].sum(dim=1).max())
+            room = self.config.max_new_tokens
+            if self.context_window is not None:
+                room = min(room, self.context_window - longest)
+            if room < 1:
+                raise AgentContextLimitError(
+                    f"the history takes {longest} tokens; the context window of model "
+                    f"{self.config.name!r} is {self.context_window}"
+                )
+            sampling = self.config.temperature > 0
+            with torch.inference_mode():
+                output = self.model.generate(
+                    **inputs,
+                    max_new_tokens=room,
+                    do_sample=sampling,
+                    temperature=self.config.temperature if sampling else None,
+                    top_p=self.config.top_p if sampling else None,
+                    top_k=None,
+                    pad_token_id=self.tokenizer.pad_token_id,
+                )
+            return self.tokenizer.batch_decode(output[:, prompt_length:], skip_special_tokens=True)
+        except AgentError:
+            raise
+        except torch.cuda.OutOfMemoryError as error:
+            torch.cuda.empty_cache()
+            raise AgentOutOfMemoryError(f"model {self.config.name!r}: {error}") from error
+        except Exception as error:
+            logger.exception("generation failed")
+            raise AgentError(
+                f"model {self.config.name!r}: {type(error).__name__}: {error}"
+            ) from error
+
+    def close(self) -> None:
+        """Drop the weights and free accelerator memory."""
+        del self.model
+        if self.device.type == "cuda":
+            self._torch.cuda.empty_cache()

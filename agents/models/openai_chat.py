@@ -1,0 +1,98 @@
+"""`OpenAIChatModel`: a model behind an OpenAI-compatible chat-completions server."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from ..base import AgentContextLimitError, AgentError
+from .base import LanguageModel, Message
+from .config import OpenAIModelConfig
+
+logger = logging.getLogger(__name__)
+
+_CONTEXT_MARKERS = ("context length", "context_length", "context window", "too many tokens")
+
+
+class OpenAIChatModel(LanguageModel):
+    """The `openai` client with our own retries (429, 5xx, timeouts) and a concurrency limit."""
+
+    def __init__(self, config: OpenAIModelConfig):
+        import openai
+
+        self.config = config
+        self._openai = openai
+        self.client = openai.OpenAI(
+            base_url=config.base_url,
+            api_key=os.environ.get(config.api_key_env) or "EMPTY",
+            timeout=config.timeout,
+            max_retries=0,
+        )
+        self._retryable = (
+            openai.RateLimitError,
+            openai.InternalServerError,
+            openai.APITimeoutError,
+            openai.APIConnectionError,
+        )
+
+    def generate(self, batch: Sequence[Sequence[Message]]) -> list[str]:
+        """One reply per history, at most `concurrency` requests in flight."""
+        if len(batch) <= 1:
+            return [self._complete(messages) for messages in batch]
+        with ThreadPoolExecutor(min(self.config.concurrency, len(batch))) as pool:
+            return list(pool.map(self._complete, batch))
+
+    def _complete(self, messages: Sequence[Message]) -> str:
+        delay, attempt = self.config.retry_backoff, 0
+        while True:
+            try:
+                return self._request(messages)
+            except self._retryable as error:
+                if attempt == self.config.max_retries:
+                    raise AgentError(
+                        f"model {self.config.name!r} at {self.config.base_url}: gave up after "
+                        f"{attempt + 1} attempts: {type(error).__name__}: {error}"
+                    ) from error
+                logger.warning("retrying %s in %.1fs: %s", self.config.name, delay, error)
+                time.sleep(delay)
+                delay, attempt = delay * 2, attempt + 1
+            except self._openai.BadRequestError as error:
+                if any(marker in str(error).lower() for marker in _CONTEXT_MARKERS):
+                    raise AgentContextLimitError(f"model {self.config.name!r}: {error}") from error
+                raise AgentError(f"model {self.config.name!r}: {error}") from error
+            except AgentError:
+                raise
+            except Exception as error:
+                raise AgentError(
+                    f"model {self.config.name!r}: {type(error).__name__}: {error}"
+                ) from error
+
+    def _request(self, messages: Sequence[Message]) -> str:
+        options: dict[str, Any] = {"temperature": self.config.temperature}
+        if self.config.temperature > 0:
+            options["top_p"] = self.config.top_p
+        raw = self.client.chat.completions.with_raw_response.create(
+            model=self.config.model,
+            messages=list(messages),  # type: ignore[arg-type]
+            max_tokens=self.config.max_new_tokens,
+            **options,
+        )
+        # Decode ourselves so that a server sending invalid UTF-8 costs a few characters,
+        # not the reply.
+        body = json.loads(raw.http_response.content.decode("utf-8", errors="replace"))
+        try:
+            choice = body["choices"][0]
+        except (KeyError, IndexError, TypeError) as error:
+            raise AgentError(
+                f"model {self.config.name!r}: a reply with no choices: {body!r:.300}"
+            ) from error
+        return (choice.get("message") or {}).get("content") or ""
+
+    def close(self) -> None:
+        """Close the HTTP connections."""
+        self.client.close()

@@ -1,0 +1,111 @@
+"""A small OpenAI-compatible chat-completions server for tests, replaying scripted replies."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """What the server does for one request."""
+
+    status: int = 200
+    content: str | None = "OK."
+    body: bytes | None = None  # sent as is instead of a completion built from `content`
+    hang: float = 0.0  # seconds to wait before answering
+
+
+class ChatServer:
+    """An OpenAI-compatible chat-completions server that replays scripted replies.
+
+    With the script empty it answers with `default(request)` (by default: echo the last
+    message's content).
+    """
+
+    def __init__(self) -> None:
+        self.script: deque[Reply] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.default = lambda request: request["messages"][-1]["content"]
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._server.block_on_close = False
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self._thread.start()
+
+    @property
+    def base_url(self) -> str:
+        """The API root to give the client."""
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def push(self, *replies: Reply) -> None:
+        """Queue replies for the next requests."""
+        self.script.extend(replies)
+
+    def close(self) -> None:
+        """Stop serving."""
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _next(self, request: dict[str, Any], headers: dict[str, str]) -> Reply:
+        with self._lock:
+            self.requests.append(request)
+            self.headers.append(headers)
+            if self.script:
+                return self.script.popleft()
+        return Reply(content=self.default(request))
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", 0))
+                request = json.loads(self.rfile.read(length))
+                reply = server._next(request, {k.lower(): v for k, v in self.headers.items()})
+                if reply.hang:
+                    time.sleep(reply.hang)
+                body = reply.body
+                if body is None:
+                    body = json.dumps(_completion(request, reply)).encode()
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except OSError:
+                    pass  # the client gave up (a timeout test)
+
+        return Handler
+
+
+def _completion(request: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    if reply.status != 200:
+        return {"error": {"message": reply.content, "type": "server_error", "code": reply.status}}
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": request.get("model", ""),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply.content},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }

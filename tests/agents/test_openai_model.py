@@ -1,0 +1,130 @@
+"""OpenAIChatModel through the real `openai` client against a loopback chat server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from chat_server import ChatServer, Reply
+from lifelong_gym.agents import (
+    AgentContextLimitError,
+    AgentError,
+    ModelConfigError,
+    OpenAIModelConfig,
+)
+from lifelong_gym.agents.models.openai_chat import OpenAIChatModel
+
+from lifelong_gym.session import SessionStatus
+
+HISTORY = [{"role": "user", "content": "Count the rows."}]
+
+
+def make_model(server: ChatServer, **options) -> OpenAIChatModel:
+    options = {"max_retries": 2, "retry_backoff": 0.01, "timeout": 5.0, **options}
+    config = OpenAIModelConfig(
+        name="remote", base_url=server.base_url, model="served-model", max_new_tokens=64, **options
+    )
+    return OpenAIChatModel(config)
+
+
+def test_a_reply_and_what_was_sent(chat_server: ChatServer, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("LIFELONG_TEST_KEY", "sk-secret")
+    chat_server.push(Reply(content="Action: Answer\nFinal Answer: 3"))
+    model = make_model(chat_server, api_key_env="LIFELONG_TEST_KEY")
+    assert model.generate([HISTORY]) == ["Action: Answer\nFinal Answer: 3"]
+    request = chat_server.requests[0]
+    assert request["model"] == "served-model"
+    assert request["messages"] == HISTORY
+    assert request["max_tokens"] == 64
+    assert request["temperature"] == 0.0
+    assert chat_server.headers[0]["authorization"] == "Bearer sk-secret"
+
+
+@pytest.mark.parametrize("status", [500, 503, 429])
+def test_retried_after_a_server_error_or_rate_limit(chat_server: ChatServer, status: int):
+    chat_server.push(Reply(status=status, content="busy"), Reply(content="done"))
+    assert make_model(chat_server).generate([HISTORY]) == ["done"]
+    assert len(chat_server.requests) == 2
+
+
+def test_retried_after_a_hang(chat_server: ChatServer):
+    chat_server.push(Reply(hang=3.0, content="too late"), Reply(content="in time"))
+    assert make_model(chat_server, timeout=0.3).generate([HISTORY]) == ["in time"]
+    assert len(chat_server.requests) == 2
+
+
+def test_gives_up_with_the_cause_kept(chat_server: ChatServer):
+    chat_server.push(*[Reply(status=500, content="broken")] * 3)
+    with pytest.raises(AgentError, match="after 3 attempts") as caught:
+        make_model(chat_server).generate([HISTORY])
+    assert caught.value.status == SessionStatus.AGENT_UNKNOWN_ERROR
+    assert "broken" in str(caught.value.__cause__)
+    assert len(chat_server.requests) == 3
+
+
+def test_a_server_that_always_hangs_ends_as_an_agent_error(chat_server: ChatServer):
+    chat_server.push(*[Reply(hang=2.0)] * 2)
+    with pytest.raises(AgentError, match="Timeout"):
+        make_model(chat_server, timeout=0.2, max_retries=1).generate([HISTORY])
+
+
+def test_context_overflow_is_the_context_limit_status(chat_server: ChatServer):
+    message = "This model's maximum context length is 4096 tokens. However, you requested 5000."
+    chat_server.push(Reply(status=400, content=message))
+    with pytest.raises(AgentContextLimitError) as caught:
+        make_model(chat_server).generate([HISTORY])
+    assert caught.value.status == SessionStatus.AGENT_CONTEXT_LIMIT
+    assert len(chat_server.requests) == 1
+
+
+def test_other_client_errors_are_not_retried(chat_server: ChatServer):
+    chat_server.push(Reply(status=404, content="no such model"))
+    with pytest.raises(AgentError, match="no such model"):
+        make_model(chat_server).generate([HISTORY])
+    assert len(chat_server.requests) == 1
+
+
+def test_invalid_utf8_costs_characters_not_the_reply(chat_server: ChatServer):
+    good = json.dumps({"choices": [{"message": {"role": "assistant", "content": "abcXYZ"}}]})
+    chat_server.push(Reply(body=good.encode().replace(b"XYZ", b"\xff\xfe!")))
+    [reply] = make_model(chat_server).generate([HISTORY])
+    assert reply.startswith("abc") and reply.endswith("!") and "\ufffd" in reply
+
+
+@pytest.mark.parametrize("content", ["", None])
+def test_an_empty_reply_is_an_empty_string(chat_server: ChatServer, content: str | None):
+    chat_server.push(Reply(content=content))
+    assert make_model(chat_server).generate([HISTORY]) == [""]
+
+
+def test_a_huge_reply_comes_back_whole(chat_server: ChatServer):
+    chat_server.push(Reply(content="x" * 100_000))
+    assert make_model(chat_server).generate([HISTORY]) == ["x" * 100_000]
+
+
+@pytest.mark.parametrize("body", [b"not json", b'{"choices": []}'])
+def test_a_malformed_body_is_an_agent_error(chat_server: ChatServer, body: bytes):
+    chat_server.push(Reply(body=body))
+    with pytest.raises(AgentError):
+        make_model(chat_server).generate([HISTORY])
+
+
+def test_a_batch_keeps_its_order(chat_server: ChatServer):
+    histories = [[{"role": "user", "content": f"question {i}"}] for i in range(7)]
+    replies = make_model(chat_server, concurrency=3).generate(histories)
+    assert replies == [f"question {i}" for i in range(7)]
+    assert len(chat_server.requests) == 7
+
+
+def test_nothing_listening_is_an_agent_error_after_retries():
+    config = OpenAIModelConfig(
+        name="down", base_url="http://127.0.0.1:9/v1", model="m", max_retries=1, retry_backoff=0
+    )
+    with pytest.raises(AgentError, match="gave up after 2 attempts"):
+        OpenAIChatModel(config).generate([HISTORY])
+
+
+def test_a_base_url_without_a_scheme_is_refused():
+    with pytest.raises(ValueError, match="must start with http"):
+        OpenAIModelConfig(name="x", base_url="127.0.0.1:8000/v1", model="m")
+    assert issubclass(ModelConfigError, ValueError)
