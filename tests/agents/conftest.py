@@ -6,7 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from chat_server import ChatServer
+
+from .chat_server import ChatServer
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from chat_server import ChatServer
 from lifelong_gym.agents import (
     AgentError,
     LanguageModelAgent,
@@ -14,6 +13,8 @@ from lifelong_gym.agents import (
 )
 
 from lifelong_gym.session import Role, Session, SessionStatus
+
+from .chat_server import ChatServer
 
 
 def a_session(task_index: int = 0) -> Session:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from chat_server import ChatServer, Reply
 from lifelong_gym.agents import (
     AgentContextLimitError,
     AgentError,
@@ -15,6 +14,8 @@ from lifelong_gym.agents import (
 from lifelong_gym.agents.models.openai_chat import OpenAIChatModel
 
 from lifelong_gym.session import SessionStatus
+
+from .chat_server import ChatServer, Reply
 
 HISTORY = [{"role": "user", "content": "Count the rows."}]
 
