@@ -1,7 +1,7 @@
 """Agents and the model pool (import as `lifelong_gym.agents`)."""
 
 from .base import Agent, AgentContextLimitError, AgentError, AgentOutOfMemoryError
-from .factory import make_agent
+from .factory import AGENT_SPECS, AgentSpecError, make_agent
 from .language_model import LanguageModelAgent, to_messages
 from .models import (
     HFModelConfig,
@@ -15,10 +15,12 @@ from .pool import ModelPool, create_model, parse_model_config
 from .scripted import ScriptedAgent
 
 __all__ = [
+    "AGENT_SPECS",
     "Agent",
     "AgentContextLimitError",
     "AgentError",
     "AgentOutOfMemoryError",
+    "AgentSpecError",
     "HFModelConfig",
     "LanguageModel",
     "LanguageModelAgent",

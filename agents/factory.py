@@ -1,6 +1,8 @@
-"""`make_agent`: an agent from a short spec string (the CLI's `--agent`)."""
+"""Agents by spec string, as the command line names them (`--agent oracle`, `--agent hf:PATH`)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from lifelong_gym.tasks import TaskSet
 
@@ -8,39 +10,51 @@ from .base import Agent
 from .language_model import LanguageModelAgent
 from .models import ModelConfigError
 from .oracle import OracleAgent
-from .pool import ModelPool, create_model, parse_model_config
+from .pool import create_model, parse_model_config
 
-AGENT_SPECS = (
-    "oracle",
-    "hf:/path/to/model",
-    "openai:http://host:port/v1#model-name",
-    "pool:NAME (a model of the run's pool)",
-)
+AgentBuilder = Callable[[str, TaskSet], Agent]
 
 
-def make_agent(spec: str, tasks: TaskSet, pool: ModelPool | None = None) -> Agent:
-    """The agent `spec` names; a spec that cannot be used is one ModelConfigError."""
-    kind, _, rest = spec.partition(":")
-    if spec == "oracle":
-        return OracleAgent(tasks)
-    if kind == "hf" and rest:
-        config = parse_model_config({"name": spec, "backend": "hf", "path": rest})
-        return LanguageModelAgent(create_model(config))
-    if kind == "openai" and rest:
-        base_url, _, model = rest.partition("#")
-        if not model:
-            raise ModelConfigError(
-                f"agent spec {spec!r} names no model; add it after '#', "
-                "e.g. openai:http://127.0.0.1:8000/v1#Qwen/Qwen2.5-7B-Instruct"
-            )
-        config = parse_model_config(
-            {"name": spec, "backend": "openai", "base_url": base_url, "model": model}
+class AgentSpecError(ValueError):
+    """An agent spec that names no known kind of agent, or a model that cannot be used."""
+
+
+def _hf_agent(path: str, _tasks: TaskSet) -> Agent:
+    config = parse_model_config({"name": f"hf:{path}", "backend": "hf", "path": path})
+    return LanguageModelAgent(create_model(config))
+
+
+def _openai_agent(argument: str, _tasks: TaskSet) -> Agent:
+    base_url, _, model = argument.partition("#")
+    if not model:
+        raise AgentSpecError(
+            f"agent openai:{argument} names no model; add it after '#', "
+            "e.g. openai:http://127.0.0.1:8000/v1#Qwen/Qwen2.5-7B-Instruct"
         )
-        return LanguageModelAgent(create_model(config))
-    if kind == "pool" and rest:
-        if pool is None:
-            raise ModelConfigError(
-                f"agent spec {spec!r} needs a model pool (`models:` in the config)"
-            )
-        return LanguageModelAgent(pool.get(rest))
-    raise ModelConfigError(f"unknown agent spec {spec!r}; use one of: {', '.join(AGENT_SPECS)}")
+    config = parse_model_config(
+        {"name": f"openai:{argument}", "backend": "openai", "base_url": base_url, "model": model}
+    )
+    return LanguageModelAgent(create_model(config))
+
+
+# spec prefix -> builder(argument after the prefix, tasks). A prefix ending in ":" takes an
+# argument ("hf:MODEL"); one without must match the whole spec.
+AGENT_SPECS: dict[str, AgentBuilder] = {
+    "oracle": lambda _argument, tasks: OracleAgent(tasks),
+    "hf:": _hf_agent,
+    "openai:": _openai_agent,
+}
+
+
+def make_agent(spec: str, tasks: TaskSet) -> Agent:
+    """Build the agent a spec names: oracle, hf:/path/to/model, openai:URL#model-name."""
+    for prefix, build in AGENT_SPECS.items():
+        argument = spec.removeprefix(prefix)
+        takes_argument = prefix.endswith(":")
+        if (spec.startswith(prefix) and bool(argument)) if takes_argument else spec == prefix:
+            try:
+                return build(argument, tasks)
+            except ModelConfigError as error:
+                raise AgentSpecError(str(error)) from None
+    known = ", ".join(p + ("..." if p.endswith(":") else "") for p in AGENT_SPECS)
+    raise AgentSpecError(f"unknown agent {spec!r}; known agents: {known}")

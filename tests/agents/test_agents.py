@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from lifelong_gym.agents import (
     AgentError,
+    AgentSpecError,
     LanguageModelAgent,
-    ModelConfigError,
     ScriptedAgent,
     make_agent,
     to_messages,
@@ -69,14 +69,13 @@ def test_an_openai_spec_talks_to_the_server(chat_server: ChatServer):
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("gpt", "unknown agent spec"),
-        ("hf:", "unknown agent spec"),
+        ("gpt", "unknown agent 'gpt'; known agents: oracle, hf:..., openai:..."),
+        ("hf:", "unknown agent"),
         ("openai:http://127.0.0.1:8000/v1", "names no model"),
         ("openai:localhost:8000/v1#m", "must start with http"),
         ("hf:/nonexistent/model", "not a directory"),
-        ("pool:tiny", "needs a model pool"),
     ],
 )
 def test_bad_specs_are_one_clear_error(spec: str, message: str):
-    with pytest.raises(ModelConfigError, match=message):
+    with pytest.raises(AgentSpecError, match=message):
         make_agent(spec, tasks=None)  # type: ignore[arg-type]

@@ -116,10 +116,9 @@ def test_a_folder_with_a_broken_model_fails_on_load(tmp_path: Path):
         pool.load_all()
 
 
-def test_the_agent_and_the_factory(tiny_model_dir: Path, pool: ModelPool):
+def test_the_agent_from_its_spec(tiny_model_dir: Path):
     session = Session(task_index=0)
     session.add(Role.USER, "SELECT name FROM users;")
-    agent = make_agent(f"hf:{tiny_model_dir}", tasks=None, pool=pool)  # type: ignore[arg-type]
+    agent = make_agent(f"hf:{tiny_model_dir}", tasks=None)  # type: ignore[arg-type]
     assert isinstance(agent, LanguageModelAgent)
     assert agent.act(session) == agent.model.generate(HISTORIES[:1])[0]  # type: ignore[attr-defined]
-    assert make_agent("pool:tiny", tasks=None, pool=pool).model is pool.get("tiny")  # type: ignore[arg-type,attr-defined]
