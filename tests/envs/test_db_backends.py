@@ -15,6 +15,7 @@ import pytest
 from lifelong_gym.agents import OracleAgent
 
 import lifelong_gym  # noqa: F401 - registers the ids
+from lifelong_gym.envs.db.actions import operation_reply
 from lifelong_gym.envs.db.backends.mysql import PREFIX, parse_url, quote
 from lifelong_gym.envs.db.backends.sqlite import SqliteBackend
 from lifelong_gym.envs.db.table_hash import table_hash_sql
@@ -140,7 +141,7 @@ def test_vector_envs_step_four_at_once(tmp_path, vector):
     obs, info = envs.reset(seed=3, options={"task_index": 10})
     assert len(obs) == 4 and all("most expensive first" in o for o in obs)
     replies = [
-        "Action: Operation\n```sql\nSELECT name FROM `shop items` WHERE price > 5 ORDER BY price DESC;\n```"
+        operation_reply("SELECT name FROM `shop items` WHERE price > 5 ORDER BY price DESC;")
     ] * 4
     obs, reward, terminated, truncated, info = envs.step(replies)
     assert list(obs) == ["[('coffee',), ('cocoa',)]"] * 4
