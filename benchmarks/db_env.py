@@ -102,9 +102,8 @@ def main() -> None:
     args = parser.parse_args()
     tasks = gym.make("LifelongDB-v0", tasks=args.tasks).unwrapped.tasks
     indices = tasks.order[: args.limit]
-    print(
-        f"{'back-end':10} {'tasks':>5} {'correct':>7} {'env ms/task':>12} {'floor ms/task':>14} {'ratio':>6}"
-    )
+    header = ("back-end", "tasks", "correct", "env ms/task", "floor ms/task", "ratio")
+    print("{:10} {:>5} {:>7} {:>12} {:>14} {:>6}".format(*header))
     for backend, url in (("sqlite", None), ("mysql", args.mysql_url)):
         # alternate the two a few times and keep each one's best: the machine is shared
         ours, floor = [], []
