@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from urllib.parse import parse_qsl
 
 from lifelong_gym.tasks import TaskSet
 
@@ -19,22 +20,31 @@ class AgentSpecError(ValueError):
     """An agent spec that names no known kind of agent, or a model that cannot be used."""
 
 
-def _hf_agent(path: str, _tasks: TaskSet) -> Agent:
-    config = parse_model_config({"name": f"hf:{path}", "backend": "hf", "path": path})
+def _model_agent(name: str, fields: dict[str, str], options: str) -> Agent:
+    """A LanguageModelAgent over the model of `fields` plus `?key=value&...` options."""
+    try:
+        pairs = parse_qsl(options, strict_parsing=True) if options else []
+    except ValueError:
+        raise AgentSpecError(f"agent {name}: options must read ?key=value&key=value") from None
+    config = parse_model_config({**dict(pairs), "name": name, **fields})
     return LanguageModelAgent(create_model(config))
+
+
+def _hf_agent(argument: str, _tasks: TaskSet) -> Agent:
+    path, _, options = argument.partition("?")
+    return _model_agent(f"hf:{argument}", {"backend": "hf", "path": path}, options)
 
 
 def _openai_agent(argument: str, _tasks: TaskSet) -> Agent:
     base_url, _, model = argument.partition("#")
+    model, _, options = model.partition("?")
     if not model:
         raise AgentSpecError(
             f"agent openai:{argument} names no model; add it after '#', "
             "e.g. openai:http://127.0.0.1:8000/v1#Qwen/Qwen2.5-7B-Instruct"
         )
-    config = parse_model_config(
-        {"name": f"openai:{argument}", "backend": "openai", "base_url": base_url, "model": model}
-    )
-    return LanguageModelAgent(create_model(config))
+    fields = {"backend": "openai", "base_url": base_url, "model": model}
+    return _model_agent(f"openai:{argument}", fields, options)
 
 
 # spec prefix -> builder(argument after the prefix, tasks). A prefix ending in ":" takes an
@@ -47,7 +57,10 @@ AGENT_SPECS: dict[str, AgentBuilder] = {
 
 
 def make_agent(spec: str, tasks: TaskSet) -> Agent:
-    """Build the agent a spec names: oracle, hf:/path/to/model, openai:URL#model-name."""
+    """Build the agent a spec names: oracle, hf:/path/to/model, openai:URL#model-name.
+
+    Model options follow a `?`: `hf:/models/qwen?max_new_tokens=256&temperature=0.7`.
+    """
     for prefix, build in AGENT_SPECS.items():
         argument = spec.removeprefix(prefix)
         takes_argument = prefix.endswith(":")

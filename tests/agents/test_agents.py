@@ -66,6 +66,13 @@ def test_an_openai_spec_talks_to_the_server(chat_server: ChatServer):
     assert {r["model"] for r in chat_server.requests} == {"served"}
 
 
+def test_spec_options_reach_the_model(chat_server: ChatServer):
+    spec = f"openai:{chat_server.base_url}#served?max_new_tokens=7&temperature=0.5"
+    make_agent(spec, tasks=None).act(a_session())  # type: ignore[arg-type]
+    request = chat_server.requests[0]
+    assert (request["model"], request["max_tokens"], request["temperature"]) == ("served", 7, 0.5)
+
+
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
@@ -74,6 +81,9 @@ def test_an_openai_spec_talks_to_the_server(chat_server: ChatServer):
         ("openai:http://127.0.0.1:8000/v1", "names no model"),
         ("openai:localhost:8000/v1#m", "must start with http"),
         ("hf:/nonexistent/model", "not a directory"),
+        ("openai:http://h/v1#m?bogus=1", "bogus: Extra inputs are not permitted"),
+        ("openai:http://h/v1#m?max_new_tokens=many", "max_new_tokens: Input should be a valid"),
+        ("openai:http://h/v1#m?junk", "options must read"),
     ],
 )
 def test_bad_specs_are_one_clear_error(spec: str, message: str):
