@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,6 +34,7 @@ class TransformersModel(LanguageModel):
                 f"cannot load model {config.name!r} from {config.path}: {error}"
             ) from error
         self.model = model.to(self.device).eval()
+        self._lock = threading.Lock()  # one generation at a time when agents and callbacks share it
         if config.chat_template is not None:
             self.tokenizer.chat_template = config.chat_template
         if not self.tokenizer.chat_template:
@@ -71,8 +73,9 @@ class TransformersModel(LanguageModel):
         """One reply per history, generated `batch_size` histories at a time."""
         size = self.config.batch_size
         replies: list[str] = []
-        for start in range(0, len(batch), size):
-            replies.extend(self._generate_chunk(batch[start : start + size]))
+        with self._lock:
+            for start in range(0, len(batch), size):
+                replies.extend(self._generate_chunk(batch[start : start + size]))
         return replies
 
     def _generate_chunk(self, chunk: Sequence[Sequence[Message]]) -> list[str]:

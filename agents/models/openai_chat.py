@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -33,6 +34,7 @@ class OpenAIChatModel(LanguageModel):
             timeout=config.timeout,
             max_retries=0,
         )
+        self._slots = threading.BoundedSemaphore(config.concurrency)
         self._retryable = (
             openai.RateLimitError,
             openai.InternalServerError,
@@ -41,7 +43,7 @@ class OpenAIChatModel(LanguageModel):
         )
 
     def generate(self, batch: Sequence[Sequence[Message]]) -> list[str]:
-        """One reply per history, at most `concurrency` requests in flight."""
+        """One reply per history, at most `concurrency` requests in flight (over all callers)."""
         if len(batch) <= 1:
             return [self._complete(messages) for messages in batch]
         with ThreadPoolExecutor(min(self.config.concurrency, len(batch))) as pool:
@@ -51,7 +53,8 @@ class OpenAIChatModel(LanguageModel):
         delay, attempt = self.config.retry_backoff, 0
         while True:
             try:
-                return self._request(messages)
+                with self._slots:
+                    return self._request(messages)
             except self._retryable as error:
                 if attempt == self.config.max_retries:
                     raise AgentError(

@@ -33,6 +33,8 @@ class ChatServer:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.default = lambda request: request["messages"][-1]["content"]
+        self.in_flight = 0
+        self.most_in_flight = 0
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -60,6 +62,8 @@ class ChatServer:
         with self._lock:
             self.requests.append(request)
             self.headers.append(headers)
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
             if self.script:
                 return self.script.popleft()
         return Reply(content=self.default(request))
@@ -88,6 +92,9 @@ class ChatServer:
                     self.wfile.write(body)
                 except OSError:
                     pass  # the client gave up (a timeout test)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
 
         return Handler
 

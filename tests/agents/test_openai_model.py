@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 
 import pytest
 from lifelong_gym.agents import (
@@ -115,6 +117,19 @@ def test_a_batch_keeps_its_order(chat_server: ChatServer):
     replies = make_model(chat_server, concurrency=3).generate(histories)
     assert replies == [f"question {i}" for i in range(7)]
     assert len(chat_server.requests) == 7
+
+
+def test_the_concurrency_limit_holds_across_callers(chat_server: ChatServer):
+    chat_server.default = lambda request: time.sleep(0.05) or "ok"
+    model = make_model(chat_server, concurrency=2)
+    histories = [HISTORY] * 4
+    callers = [threading.Thread(target=model.generate, args=(histories,)) for _ in range(3)]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join()
+    assert len(chat_server.requests) == 12
+    assert 1 <= chat_server.most_in_flight <= 2
 
 
 def test_nothing_listening_is_an_agent_error_after_retries():
