@@ -7,12 +7,10 @@ from pathlib import Path
 import gymnasium as gym
 import pytest
 from lifelong_gym.agents import (
-    Agent,
     AgentContextLimitError,
     LanguageModelAgent,
     ModelPool,
     make_agent,
-    to_messages,
 )
 
 import lifelong_gym  # noqa: F401 - registers the ids
@@ -20,6 +18,7 @@ from lifelong_gym.session import SessionStatus
 
 from ..envs.db_fixtures import task_file, task_records
 from .chat_server import ChatServer, Reply
+from .episodes import run_batch, run_task, serve_the_oracle
 
 TASKS = [record["sample_index"] for record in task_records()]
 
@@ -38,26 +37,10 @@ def make_env(tmp_path: Path):
         env.close()
 
 
-def run_task(env: gym.Env, agent: Agent, task_index: int) -> tuple[float, dict]:
-    """One episode: the agent answers until the environment ends the task."""
-    env.reset(options={"task_index": task_index})
-    while True:
-        reply = agent.act(env.unwrapped.session)
-        _, reward, terminated, truncated, info = env.step(reply)
-        if terminated or truncated:
-            return reward, info
-
-
 def test_a_served_model_solves_every_task(make_env, chat_server: ChatServer):
     env = make_env()
-    session = lambda: env.unwrapped.session  # noqa: E731
     sent: list[bool] = []
-
-    def oracle_through_the_server(request: dict) -> str:
-        sent.append(request["messages"] == to_messages(session()))
-        return env.unwrapped.tasks[session().task_index].oracle_reply(session().chat_history)
-
-    chat_server.default = oracle_through_the_server
+    chat_server.default = serve_the_oracle(env, sent)
     agent = make_agent(f"openai:{chat_server.base_url}#served", tasks=None)  # type: ignore[arg-type]
     for index in TASKS:
         reward, info = run_task(env, agent, index)
@@ -101,18 +84,10 @@ def pool(tiny_model_dir: Path) -> ModelPool:
 
 def test_the_tiny_model_runs_tasks_in_a_batch(make_env, pool: ModelPool):
     agent = LanguageModelAgent(pool.get("tiny"))
-    envs = [make_env() for _ in TASKS]
-    for env, index in zip(envs, TASKS, strict=True):
-        env.reset(options={"task_index": index})
-    running = list(envs)
-    while running:
-        replies = agent.act_batch([env.unwrapped.session for env in running])
-        for env, reply in zip(list(running), replies, strict=True):
-            _, reward, terminated, truncated, info = env.step(reply)
-            if terminated or truncated:
-                running.remove(env)
-                assert info["status"] in {"agent_validation_failed", "task_limit_reached"}
-                assert reward == 0.0  # random weights do not solve tasks
+    infos = run_batch([make_env() for _ in TASKS], agent, TASKS)
+    for info in infos:
+        assert info["status"] in {"agent_validation_failed", "task_limit_reached"}
+        assert info["outcome"] == "incorrect"  # random weights do not solve tasks
 
 
 def test_a_history_too_long_for_the_model_is_the_context_limit_status(make_env, pool):
