@@ -61,8 +61,9 @@ class OpenAIChatModel(LanguageModel):
                         f"model {self.config.name!r} at {self.config.base_url}: gave up after "
                         f"{attempt + 1} attempts: {type(error).__name__}: {error}"
                     ) from error
-                logger.warning("retrying %s in %.1fs: %s", self.config.name, delay, error)
-                time.sleep(delay)
+                wait = max(delay, _retry_after(error))
+                logger.warning("retrying %s in %.1fs: %s", self.config.name, wait, error)
+                time.sleep(wait)
                 delay, attempt = delay * 2, attempt + 1
             except self._openai.BadRequestError as error:
                 if any(marker in str(error).lower() for marker in _CONTEXT_MARKERS):
@@ -99,3 +100,12 @@ class OpenAIChatModel(LanguageModel):
     def close(self) -> None:
         """Close the HTTP connections."""
         self.client.close()
+
+
+def _retry_after(error: Exception) -> float:
+    """The seconds a server asked us to wait (its Retry-After header, at most a minute), or 0."""
+    response = getattr(error, "response", None)
+    try:
+        return min(float(response.headers.get("retry-after", 0)), 60.0)  # type: ignore[union-attr]
+    except (AttributeError, TypeError, ValueError):
+        return 0.0

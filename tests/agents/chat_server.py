@@ -6,7 +6,7 @@ import json
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -19,6 +19,7 @@ class Reply:
     content: str | None = "OK."
     body: bytes | None = None  # sent as is instead of a completion built from `content`
     hang: float = 0.0  # seconds to wait before answering
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 class ChatServer:
@@ -88,6 +89,8 @@ class ChatServer:
                     self.send_response(reply.status)
                     self.send_header("content-type", "application/json")
                     self.send_header("content-length", str(len(body)))
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(body)
                 except OSError:

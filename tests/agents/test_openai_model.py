@@ -13,11 +13,13 @@ from lifelong_gym.agents import (
     ModelConfigError,
     OpenAIModelConfig,
 )
-from lifelong_gym.agents.models.openai_chat import OpenAIChatModel
+from lifelong_gym.agents.models.openai_chat import OpenAIChatModel, _retry_after
 
 from lifelong_gym.session import SessionStatus
 
 from .chat_server import ChatServer, Reply
+
+openai = pytest.importorskip("openai")
 
 HISTORY = [{"role": "user", "content": "Count the rows."}]
 
@@ -48,6 +50,14 @@ def test_retried_after_a_server_error_or_rate_limit(chat_server: ChatServer, sta
     chat_server.push(Reply(status=status, content="busy"), Reply(content="done"))
     assert make_model(chat_server).generate([HISTORY]) == ["done"]
     assert len(chat_server.requests) == 2
+
+
+@pytest.mark.parametrize(("header", "wait"), [("0.3", 0.3), ("3600", 60.0), ("soon", 0.0)])
+def test_the_retry_after_header_sets_the_wait(chat_server: ChatServer, header: str, wait: float):
+    chat_server.push(Reply(status=429, headers={"retry-after": header}))
+    with pytest.raises(openai.RateLimitError) as caught:
+        make_model(chat_server)._request(HISTORY)
+    assert _retry_after(caught.value) == wait
 
 
 def test_retried_after_a_hang(chat_server: ChatServer):
