@@ -67,7 +67,8 @@ class OpenAIModelConfig(_ModelConfig):
     retry_backoff: float = Field(
         1.0, ge=0, description="first retry delay in seconds, then doubled"
     )
-    concurrency: int = Field(8, ge=1, description="requests in flight at once for a batch")
+    concurrency: int = Field(8, ge=1, description="requests in flight at once, over all callers")
+    check_server: bool = Field(True, description="list the server's models when made (fail early)")
 
     @field_validator("base_url")
     @classmethod

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..base import AgentContextLimitError, AgentError
 from .base import LanguageModel, Message
-from .config import OpenAIModelConfig
+from .config import ModelConfigError, OpenAIModelConfig
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +41,33 @@ class OpenAIChatModel(LanguageModel):
             openai.APITimeoutError,
             openai.APIConnectionError,
         )
+        if config.check_server:
+            self._check_server()
+
+    def _check_server(self) -> None:
+        """Fail before any task if no server answers, the key is refused or the model is unknown."""
+        url, fix = self.config.base_url, "or set check_server=false"
+        try:
+            listing = self.client.with_options(timeout=min(self.config.timeout, 10.0)).models.list()
+            served = [model.id for model in listing]
+        except self._openai.APIConnectionError as error:
+            raise ModelConfigError(
+                f"no server answers at {url} ({error}); start it or fix the URL, {fix}"
+            ) from None
+        except self._openai.AuthenticationError:
+            raise ModelConfigError(
+                f"the server at {url} refused the key in ${self.config.api_key_env}; set it, {fix}"
+            ) from None
+        except Exception as error:  # noqa: BLE001 - anything else: not the API we need
+            raise ModelConfigError(
+                f"{url} does not answer GET /models like an OpenAI-compatible API ({error}); "
+                f"the URL usually ends in /v1, {fix}"
+            ) from None
+        if self.config.model not in served:
+            raise ModelConfigError(
+                f"the server at {url} serves {served[:20]}, not {self.config.model!r}; "
+                f"fix the model name, {fix}"
+            )
 
     def generate(self, batch: Sequence[Sequence[Message]]) -> list[str]:
         """One reply per history, at most `concurrency` requests in flight (over all callers)."""

@@ -34,6 +34,7 @@ class ChatServer:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.default = lambda request: request["messages"][-1]["content"]
+        self.models = ["served", "m"]  # what GET /v1/models lists
         self.in_flight = 0
         self.most_in_flight = 0
         self._lock = threading.Lock()
@@ -76,6 +77,15 @@ class ChatServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
+            def do_GET(self) -> None:
+                if self.path.rstrip("/") != "/v1/models":
+                    self.send_error(404)
+                    return
+                data = [
+                    {"id": name, "object": "model", "owned_by": "test"} for name in server.models
+                ]
+                self._send(Reply(), json.dumps({"object": "list", "data": data}).encode())
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
                 request = json.loads(self.rfile.read(length))
@@ -86,18 +96,21 @@ class ChatServer:
                 if body is None:
                     body = json.dumps(_completion(request, reply)).encode()
                 try:
-                    self.send_response(reply.status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(body)))
-                    for name, value in reply.headers.items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(body)
+                    self._send(reply, body)
                 except OSError:
                     pass  # the client gave up (a timeout test)
                 finally:
                     with server._lock:
                         server.in_flight -= 1
+
+            def _send(self, reply: Reply, body: bytes) -> None:
+                self.send_response(reply.status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(body)
 
         return Handler
 

@@ -84,6 +84,7 @@ def test_spec_options_reach_the_model(chat_server: ChatServer):
         ("openai:http://h/v1#m?bogus=1", "bogus: Extra inputs are not permitted"),
         ("openai:http://h/v1#m?max_new_tokens=many", "max_new_tokens: Input should be a valid"),
         ("openai:http://h/v1#m?junk", "options must read"),
+        ("openai:http://127.0.0.1:9/v1#m", "no server answers at http://127.0.0.1:9/v1"),
     ],
 )
 def test_bad_specs_are_one_clear_error(spec: str, message: str):

@@ -26,9 +26,8 @@ HISTORY = [{"role": "user", "content": "Count the rows."}]
 
 def make_model(server: ChatServer, **options) -> OpenAIChatModel:
     options = {"max_retries": 2, "retry_backoff": 0.01, "timeout": 5.0, **options}
-    config = OpenAIModelConfig(
-        name="remote", base_url=server.base_url, model="served-model", max_new_tokens=64, **options
-    )
+    options = {"base_url": server.base_url, "model": "served", **options}
+    config = OpenAIModelConfig(name="remote", max_new_tokens=64, **options)
     return OpenAIChatModel(config)
 
 
@@ -38,7 +37,7 @@ def test_a_reply_and_what_was_sent(chat_server: ChatServer, monkeypatch: pytest.
     model = make_model(chat_server, api_key_env="LIFELONG_TEST_KEY")
     assert model.generate([HISTORY]) == ["Action: Answer\nFinal Answer: 3"]
     request = chat_server.requests[0]
-    assert request["model"] == "served-model"
+    assert request["model"] == "served"
     assert request["messages"] == HISTORY
     assert request["max_tokens"] == 64
     assert request["temperature"] == 0.0
@@ -142,12 +141,32 @@ def test_the_concurrency_limit_holds_across_callers(chat_server: ChatServer):
     assert 1 <= chat_server.most_in_flight <= 2
 
 
-def test_nothing_listening_is_an_agent_error_after_retries():
-    config = OpenAIModelConfig(
-        name="down", base_url="http://127.0.0.1:9/v1", model="m", max_retries=1, retry_backoff=0
-    )
+def test_a_server_gone_after_the_start_is_an_agent_error_after_retries(chat_server: ChatServer):
+    model = make_model(chat_server, max_retries=1)
+    chat_server.close()
     with pytest.raises(AgentError, match="gave up after 2 attempts"):
-        OpenAIChatModel(config).generate([HISTORY])
+        model.generate([HISTORY])
+
+
+def test_no_server_is_one_clear_error_at_the_start():
+    config = OpenAIModelConfig(name="down", base_url="http://127.0.0.1:9/v1", model="m")
+    with pytest.raises(ModelConfigError, match="no server answers at http://127.0.0.1:9/v1"):
+        OpenAIChatModel(config)
+
+
+def test_an_unknown_model_is_one_clear_error_at_the_start(chat_server: ChatServer):
+    with pytest.raises(ModelConfigError, match=r"serves \['served', 'm'\], not 'gpt-9'"):
+        make_model(chat_server, model="gpt-9")
+
+
+def test_a_url_without_the_api_root_is_one_clear_error(chat_server: ChatServer):
+    with pytest.raises(ModelConfigError, match="usually ends in /v1"):
+        make_model(chat_server, base_url=chat_server.base_url.removesuffix("/v1"))
+
+
+def test_the_check_can_be_turned_off():
+    config = OpenAIModelConfig(name="later", base_url="http://127.0.0.1:9/v1", model="m")
+    OpenAIChatModel(config.model_copy(update={"check_server": False})).close()
 
 
 def test_a_base_url_without_a_scheme_is_refused():
