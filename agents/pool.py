@@ -17,14 +17,24 @@ def parse_model_config(raw: Mapping[str, Any] | ModelConfig) -> ModelConfig:
     """A validated model config from a mapping (a YAML entry); one clear error otherwise."""
     if not isinstance(raw, Mapping):
         return raw
+    if raw.get("backend") not in ("hf", "openai"):
+        raise ModelConfigError(
+            f"model config {raw.get('name', '?')!r}: backend must be 'hf' (a local model folder) "
+            f"or 'openai' (an OpenAI-compatible server), not {raw.get('backend')!r}"
+        )
     try:
         return _CONFIG.validate_python(dict(raw))
     except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in item['loc']) or 'config'}: {item['msg']}"
-            for item in error.errors()
-        )
+        problems = "; ".join(_describe(item, raw.get("backend")) for item in error.errors())
         raise ModelConfigError(f"model config {raw.get('name', '?')!r}: {problems}") from None
+
+
+def _describe(item: Mapping[str, Any], backend: Any) -> str:
+    """One validation problem as `field: message`, without pydantic's union tag and prefix."""
+    loc = [str(part) for part in item["loc"]]
+    if loc and loc[0] == backend:
+        loc = loc[1:]
+    return f"{'.'.join(loc) or 'config'}: {item['msg'].removeprefix('Value error, ')}"
 
 
 def create_model(config: ModelConfig) -> LanguageModel:
