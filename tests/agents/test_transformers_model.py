@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -114,6 +115,18 @@ def test_a_folder_with_a_broken_model_fails_on_load(tmp_path: Path):
     pool = ModelPool([{"name": "broken", "backend": "hf", "path": str(tmp_path)}])
     with pytest.raises(ModelConfigError, match="cannot load model 'broken'"):
         pool.load_all()
+
+
+def test_a_model_without_a_chat_template_needs_one_in_its_config(tiny_model_dir, tmp_path):
+    folder = tmp_path / "no-template"
+    shutil.copytree(tiny_model_dir, folder)
+    (folder / "chat_template.jinja").unlink()
+    config = {"name": "bare", "backend": "hf", "path": str(folder), "max_new_tokens": 4}
+    with pytest.raises(ModelConfigError, match="no chat template; set chat_template"):
+        ModelPool([config]).load_all()
+    template = "{% for m in messages %}{{ m['content'] }}\n{% endfor %}"
+    model = ModelPool([{**config, "chat_template": template}]).get("bare")
+    assert model.prompt(HISTORIES[0]) == "SELECT name FROM users;\n"
 
 
 def test_the_agent_from_its_spec(tiny_model_dir: Path):
