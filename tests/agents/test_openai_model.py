@@ -60,8 +60,8 @@ def test_the_retry_after_header_sets_the_wait(chat_server: ChatServer, header: s
 
 
 def test_retried_after_a_hang(chat_server: ChatServer):
-    chat_server.push(Reply(hang=3.0, content="too late"), Reply(content="in time"))
-    assert make_model(chat_server, timeout=0.3).generate([HISTORY]) == ["in time"]
+    chat_server.push(Reply(hang=5.0, content="too late"), Reply(content="in time"))
+    assert make_model(chat_server, timeout=1.5).generate([HISTORY]) == ["in time"]
     assert len(chat_server.requests) == 2
 
 
@@ -75,9 +75,9 @@ def test_gives_up_with_the_cause_kept(chat_server: ChatServer):
 
 
 def test_a_server_that_always_hangs_ends_as_an_agent_error(chat_server: ChatServer):
-    chat_server.push(*[Reply(hang=2.0)] * 2)
+    chat_server.push(*[Reply(hang=4.0)] * 2)
     with pytest.raises(AgentError, match="Timeout"):
-        make_model(chat_server, timeout=0.2, max_retries=1).generate([HISTORY])
+        make_model(chat_server, timeout=1.0, max_retries=1).generate([HISTORY])
 
 
 def test_context_overflow_is_the_context_limit_status(chat_server: ChatServer):
