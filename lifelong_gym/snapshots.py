@@ -1,0 +1,162 @@
+"""A run's output folder: finished sessions as JSON Lines, plus config, state and metrics.
+
+`sessions.jsonl` is the record of the run: one line per finished session, appended with
+a single `write` as soon as the session ends. `state.json` (the callbacks' states and the
+session count they belong to) and `config.json` are replaced atomically (write a
+temporary file, then `os.replace`). A session counts as done only when both its line
+and the state that follows it are on disk; a process killed in between loses that one
+session, which the next run repeats.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from lifelong_gym.session import Session
+
+SESSIONS_FILE = "sessions.jsonl"
+STATE_FILE = "state.json"
+CONFIG_FILE = "config.json"
+METRICS_FILE = "metrics.json"
+LOCK_FILE = ".lock"
+RUN_FILES = (SESSIONS_FILE, STATE_FILE, CONFIG_FILE, METRICS_FILE)
+
+
+class RunDirectoryError(RuntimeError):
+    """An output folder that cannot be used as it is; the message says what to do."""
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Replace `path` with `data` as JSON, so readers see the old file or the new one."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def read_sessions(path: Path) -> tuple[list[Session], list[int]]:
+    """The sessions of a `sessions.jsonl`, and the byte offset where each one's line ends.
+
+    Bytes after the last newline (a write cut short by a killed process) are ignored; a
+    damaged complete line is an error.
+    """
+    if not path.exists():
+        return [], []
+    complete, newline, _torn = path.read_bytes().rpartition(b"\n")
+    sessions: list[Session] = []
+    ends: list[int] = []
+    offset = 0
+    for number, line in enumerate(complete.split(b"\n") if newline else [], start=1):
+        offset += len(line) + 1
+        if not line.strip():
+            continue
+        try:
+            sessions.append(Session.model_validate_json(line))
+        except ValidationError as error:
+            raise RunDirectoryError(
+                f"{path}:{number} is not a session record ({error.errors()[0]['msg']}); "
+                "the file was edited or damaged: repair it or start over with --overwrite"
+            ) from None
+        ends.append(offset)
+    return sessions, ends
+
+
+class RunDirectory:
+    """The output folder of one run: a lock, the session record, config, state, metrics."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._lock = (self.path / LOCK_FILE).open("w")
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._lock.close()
+            raise RunDirectoryError(
+                f"{self.path} is in use by another run; wait for it or choose another output"
+            ) from None
+        self._sessions_fd: int | None = None
+        self.sessions_done = 0
+
+    @property
+    def sessions_path(self) -> Path:
+        """Where the finished sessions are recorded."""
+        return self.path / SESSIONS_FILE
+
+    def read_json(self, name: str) -> Any:
+        """A JSON file of the run, or None when it is absent."""
+        file = self.path / name
+        return json.loads(file.read_text(encoding="utf-8")) if file.exists() else None
+
+    def write_json(self, name: str, data: Any) -> None:
+        """Replace a JSON file of the run atomically."""
+        write_json_atomic(self.path / name, data)
+
+    def clear(self) -> None:
+        """Delete the run's own files (sessions, state, config, metrics), nothing else."""
+        self._close_sessions()
+        for name in RUN_FILES:
+            (self.path / name).unlink(missing_ok=True)
+        self.sessions_done = 0
+
+    def load(self) -> tuple[list[Session], dict[str, Any]]:
+        """The sessions done so far and the callbacks' states, repairing a torn tail.
+
+        When the process died after a session's line but before its state, that line is
+        dropped so that the session is run again with the state it started from.
+        """
+        sessions, ends = read_sessions(self.sessions_path)
+        state = self.read_json(STATE_FILE) or {"sessions": 0, "callbacks": {}}
+        done = int(state["sessions"])
+        if len(sessions) == done + 1:
+            sessions.pop()
+        elif len(sessions) != done:
+            raise RunDirectoryError(
+                f"{self.path}: {SESSIONS_FILE} holds {len(sessions)} sessions but "
+                f"{STATE_FILE} counts {done}; the folder was edited or damaged: "
+                "start over with --overwrite"
+            )
+        good = ends[done - 1] if done else 0
+        if self.sessions_path.exists() and self.sessions_path.stat().st_size != good:
+            os.truncate(self.sessions_path, good)
+        self.sessions_done = done
+        return sessions, dict(state.get("callbacks", {}))
+
+    def append_session(self, session: Session, callback_states: dict[str, Any]) -> None:
+        """Record a finished session, then the callbacks' states that follow it."""
+        if self._sessions_fd is None:
+            self._sessions_fd = os.open(
+                self.sessions_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644
+            )
+        line = session.model_dump_json().encode() + b"\n"
+        written = os.write(self._sessions_fd, line)
+        if written != len(line):
+            raise OSError(f"short write to {self.sessions_path} ({written} of {len(line)})")
+        self.sessions_done += 1
+        self.write_json(STATE_FILE, {"sessions": self.sessions_done, "callbacks": callback_states})
+
+    def close(self) -> None:
+        """Close the session record and release the folder's lock."""
+        self._close_sessions()
+        self._lock.close()
+
+    def _close_sessions(self) -> None:
+        if self._sessions_fd is not None:
+            os.close(self._sessions_fd)
+            self._sessions_fd = None
+
+
+def config_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """The settings that differ between two configs, as `key: old -> new` lines."""
+    keys: Iterable[str] = sorted(set(saved) | set(current))
+    return [
+        f"{key}: {saved.get(key)!r} -> {current.get(key)!r}"
+        for key in keys
+        if saved.get(key) != current.get(key)
+    ]
