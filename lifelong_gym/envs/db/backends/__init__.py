@@ -1,0 +1,35 @@
+"""Database back-ends: embedded SQLite and a MySQL/MariaDB server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import BackendError, DatabaseBackend, StatementResult
+from .sqlite import SqliteBackend
+
+BACKENDS = ("sqlite", "mysql")
+
+
+def make_backend(backend: str, url: str | None = None, **limits: Any) -> DatabaseBackend:
+    """The back-end named `backend` ("sqlite" or "mysql", the latter with a `url`)."""
+    if backend == "sqlite":
+        if url is not None:
+            raise BackendError("backend='sqlite' takes no url; for a server use backend='mysql'")
+        return SqliteBackend(**limits)
+    if backend == "mysql":
+        if not url:
+            raise BackendError("backend='mysql' needs url='mysql://user:password@host:port'")
+        from .mysql import MysqlBackend
+
+        return MysqlBackend(url, **limits)
+    raise BackendError(f"backend={backend!r} is unknown; choose one of {', '.join(BACKENDS)}")
+
+
+__all__ = [
+    "BACKENDS",
+    "BackendError",
+    "DatabaseBackend",
+    "StatementResult",
+    "SqliteBackend",
+    "make_backend",
+]

@@ -1,0 +1,159 @@
+"""`LifelongDB-v0`: the benchmark's database task, on embedded SQLite or a MySQL server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from lifelong_gym.core import Evaluation, Interaction, LifelongEnv
+from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
+from lifelong_gym.tasks import TaskSet
+
+from .actions import Answer, Invalid, parse_reply
+from .answer import parse_answer, rows_match
+from .backends import DatabaseBackend, StatementResult, make_backend
+from .backends.base import DEFAULT_MAX_ROWS, DEFAULT_STATEMENT_TIMEOUT, plain_value
+from .instructions import task_prompt
+from .tasks import DBTask, load_db_tasks
+
+DEFAULT_MAX_TURNS = 3
+
+
+class LifelongDBEnv(LifelongEnv[DBTask]):
+    """Answer questions about, or change, one table with SQL, one statement a turn.
+
+    ## Description
+    Each episode is one task of LifelongAgentBench's database environment: the agent gets
+    an instruction about a table, runs SQL statements, and finishes with an answer. Query
+    tasks are scored by comparing the answer with the ground-truth rows; write tasks
+    (INSERT, UPDATE, DELETE) by hashing the table afterwards.
+
+    ## Action Space
+    `UnicodeText(100_000)`: the model's raw reply, either `Action: Operation` followed by
+    one ```sql code block holding one statement, or `Action: Answer` followed by a line
+    `Final Answer: ...`.
+
+    ## Observation Space
+    `UnicodeText(max_observation_length)`: at reset the instructions and the task; after a
+    statement the rows it returned as a Python list of tuples (at most `max_rows`, with a
+    note when there were more), or the database's error message.
+
+    ## Rewards
+    1.0 when the finished task is correct, else 0.0. `info["outcome"]` and
+    `info["status"]` hold the benchmark's evaluation outcome and session status.
+
+    ## Episode End
+    Terminated when the agent answers or sends a reply in neither format
+    (`agent_validation_failed`); truncated after `max_turns` replies (`task_limit_reached`).
+    The task is scored either way.
+
+    ## Arguments
+    - `tasks`: a shipped task set name or a task file (benchmark JSON/parquet, AgentBench
+      JSONL, our JSONL); default the shipped `default` set of 500 tasks.
+    - `backend`: `"sqlite"` (embedded, default) or `"mysql"` with `url="mysql://user:pw@host:port"`.
+    - `max_turns` (3), `statement_timeout` seconds (5), `max_rows` shown (1000),
+      `max_observation_length` characters (16,000).
+
+    ## Version History
+    - v0: initial release.
+    """
+
+    def __init__(
+        self,
+        tasks: str | Path | TaskSet[DBTask] | None = None,
+        backend: str = "sqlite",
+        url: str | None = None,
+        *,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT,
+        max_rows: int = DEFAULT_MAX_ROWS,
+        **options: Any,
+    ):
+        task_set = tasks if isinstance(tasks, TaskSet) else load_db_tasks(tasks)
+        super().__init__(task_set, max_turns=max_turns, **options)
+        self.backend_name = backend
+        self.backend: DatabaseBackend = make_backend(
+            backend, url, statement_timeout=statement_timeout, max_rows=max_rows
+        )
+
+    def interact(self, action: str) -> Interaction:
+        """Run the reply's statement, or finish on its answer; invalid replies end the task."""
+        parsed = parse_reply(action)
+        if isinstance(parsed, Invalid):
+            return Interaction(
+                f"Invalid reply: {parsed.reason}.",
+                done=True,
+                status=SessionStatus.AGENT_VALIDATION_FAILED,
+            )
+        if isinstance(parsed, Answer):
+            return Interaction("", done=True)
+        return Interaction(format_result(self.backend.execute(parsed.sql), self.backend.max_rows))
+
+    def release(self) -> None:
+        """Close the back-end's connections and drop what it made."""
+        self.backend.close()
+
+    def _start_task(self, task: DBTask) -> str:
+        self.backend.start(task.table_info)
+        return task_prompt(task, self.max_turns)
+
+    def _evaluate(self, task: DBTask, session: Session) -> Evaluation:
+        if task.answer_info.md5 is not None:
+            try:
+                found = self.backend.table_hash(task.table_info)
+            except LookupError as error:
+                return Evaluation(EvaluationOutcome.INCORRECT, {"error": str(error)})
+            ok = found == task.answer_info.md5
+            return Evaluation(_outcome(ok), {"table_hash_match": ok})
+        answer = _final_answer(session)
+        if answer is None:
+            return Evaluation(EvaluationOutcome.INCORRECT, {"answered": False})
+        rows = parse_answer(answer)
+        truth = task.answer_info.direct or ()
+        ok = rows_match(rows, truth) or (
+            len(truth) == 1 and rows_match([tuple(r[0] for r in rows)], truth)
+        )
+        return Evaluation(
+            _outcome(ok), {"answered": True, "row_overlap": _row_overlap(rows, truth)}
+        )
+
+    def _end_task(self) -> None:
+        self.backend.discard()
+
+
+def format_result(result: StatementResult, max_rows: int) -> str:
+    """A statement's result as the agent sees it."""
+    if result.error is not None:
+        return f"Error: {result.error}"
+    rows = [tuple(plain_value(v) for v in row) for row in result.rows or []]
+    text = repr(rows)
+    if result.more_rows:
+        text += f"\n[only the first {max_rows} rows are shown]"
+    return text
+
+
+def _final_answer(session: Session) -> str | None:
+    for message in reversed(session.chat_history):
+        if message.role == "agent":
+            parsed = parse_reply(message.content)
+            return parsed.text if isinstance(parsed, Answer) else None
+    return None
+
+
+def _outcome(ok: bool) -> EvaluationOutcome:
+    return EvaluationOutcome.CORRECT if ok else EvaluationOutcome.INCORRECT
+
+
+def _row_overlap(rows: list[tuple[Any, ...]], truth: Any) -> float:
+    """Partial credit: the share of ground-truth rows found in the answer, in any order."""
+    if not truth:
+        return float(not rows)
+    remaining = list(rows)
+    found = 0
+    for row in truth:
+        for i, candidate in enumerate(remaining):
+            if rows_match([candidate], [row]):
+                found += 1
+                del remaining[i]
+                break
+    return found / max(len(truth), len(rows))

@@ -1,0 +1,39 @@
+"""The benchmark's table hash (identical in AgentBench), computed from a table's rows.
+
+Each row's values are joined with ',' (NULLs skipped, as SQL's CONCAT_WS does), the first
+five hex digits of that string's MD5 are kept, those are sorted and joined with ',' (as
+GROUP_CONCAT does), and the MD5 of the result is the hash. MySQL cuts GROUP_CONCAT at
+`group_concat_max_len` bytes, 1024 by default on MySQL (MariaDB's default is larger): the
+hashes AgentBench stores were made with that cut, so we apply it everywhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+
+GROUP_CONCAT_MAX_LEN = 1024
+
+
+def row_digest(values: Iterable[str | None]) -> str:
+    """The first five hex digits of the MD5 of the row's non-NULL values joined by ','."""
+    joined = ",".join(v for v in values if v is not None)
+    return hashlib.md5(joined.encode("utf-8")).hexdigest()[:5]
+
+
+def table_hash(rows: Iterable[Iterable[str | None]]) -> str | None:
+    """The hash of a table given its rows as MySQL renders them as text; None when empty."""
+    digests = sorted(row_digest(row) for row in rows)
+    if not digests:
+        return None  # GROUP_CONCAT over no rows is NULL, and so is its MD5
+    joined = ",".join(digests).encode("utf-8")[:GROUP_CONCAT_MAX_LEN]
+    return hashlib.md5(joined).hexdigest()
+
+
+def table_hash_sql(table: str, columns: list[str]) -> str:
+    """The query that computes the hash inside MySQL (identifiers already quoted)."""
+    concat = f"CONCAT_WS(',', {', '.join(columns)})"
+    return (
+        "SELECT MD5(GROUP_CONCAT(digest ORDER BY digest SEPARATOR ',')) FROM "
+        f"(SELECT SUBSTRING(MD5({concat}), 1, 5) AS digest FROM {table}) AS digests"
+    )
