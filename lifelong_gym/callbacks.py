@@ -192,16 +192,22 @@ class CallbackSpecError(ValueError):
     """A `--callback` spec that names no callback or gives bad arguments."""
 
 
+def parse_assignment(item: str) -> tuple[str, Any]:
+    """Split `key=value` into the key and the value read as YAML (`3` is an int, `x` text)."""
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        raise ValueError(f"{item!r} is not key=value")
+    return key.strip(), yaml.safe_load(value) if value.strip() else ""
+
+
 def parse_callback_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """Split `NAME[:key=value,...]` into the name and keyword arguments (YAML-typed values)."""
+    """Split `NAME[:key=value,...]` into the name and its keyword arguments."""
     name, _, rest = spec.partition(":")
-    kwargs: dict[str, Any] = {}
-    for item in filter(None, (part.strip() for part in rest.split(","))):
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise CallbackSpecError(f"callback spec {spec!r}: {item!r} is not key=value")
-        kwargs[key.strip()] = yaml.safe_load(value) if value.strip() else ""
-    return name.strip(), kwargs
+    try:
+        pairs = [parse_assignment(item) for item in rest.split(",") if item.strip()]
+    except ValueError as error:
+        raise CallbackSpecError(f"callback spec {spec!r}: {error}") from None
+    return name.strip(), dict(pairs)
 
 
 def make_callback(spec: str) -> Callback:

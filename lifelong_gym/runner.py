@@ -163,7 +163,7 @@ class Runner:
         if self.restart:
             folder.clear()
         elif saved is not None and saved != config:
-            changes = "; ".join(config_differences(saved, config))
+            changes = "; ".join(config_differences(saved, config)[:6])
             raise RunDirectoryError(
                 f"{folder.path} holds a run with another config ({changes}); to resume it, "
                 "run it with its own config; to start over there, pass --overwrite "
@@ -213,7 +213,10 @@ class Runner:
         config = {
             "env": spec.id if spec is not None else type(env).__qualname__,
             "env_kwargs": spec.kwargs if spec is not None else {},
-            "tasks": {"count": len(self.order), "sha256": hashlib.sha256(order).hexdigest()},
+            "tasks": {
+                "count": len(self.order),
+                "order_sha256": hashlib.sha256(order).hexdigest()[:16],
+            },
             "order": self.order_name,
             "seed": self.seed,
             "agent": type(self.agent).__qualname__,

@@ -13,7 +13,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -153,10 +152,20 @@ class RunDirectory:
 
 
 def config_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[str]:
-    """The settings that differ between two configs, as `key: old -> new` lines."""
-    keys: Iterable[str] = sorted(set(saved) | set(current))
+    """The settings that differ between two configs, as `dotted.key: old -> new` lines."""
+    before, after = _flatten(saved), _flatten(current)
     return [
-        f"{key}: {saved.get(key)!r} -> {current.get(key)!r}"
-        for key in keys
-        if saved.get(key) != current.get(key)
+        f"{key}: {before.get(key)!r} -> {after.get(key)!r}"
+        for key in sorted(set(before) | set(after))
+        if before.get(key) != after.get(key)
     ]
+
+
+def _flatten(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in config.items():
+        if isinstance(value, dict) and value:
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
