@@ -50,7 +50,7 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
     `_end_task` and `release`.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 1}
 
     def __init__(
         self,

@@ -20,7 +20,7 @@ class BackendError(RuntimeError):
 
 @dataclass
 class StatementResult:
-    """What one agent statement did: its rows (None for statements without a result), or an error."""
+    """What one agent statement did: its rows (None when it returns none), or an error."""
 
     rows: list[tuple[Any, ...]] | None = None
     error: str | None = None

@@ -1,0 +1,53 @@
+"""Shared fixtures: real services, located by environment variables, skipped when absent.
+
+In CI (`CI` set) a skip is a failure: CI installs every service, so nothing may skip there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+MYSQL_URL = os.environ.get("LIFELONG_GYM_MYSQL_URL", "mysql://root@127.0.0.1:3306")
+EXTERNAL = Path(__file__).resolve().parents[1].parent / "shared" / "external"
+
+
+@pytest.fixture(scope="session")
+def mysql_url() -> str:
+    """The URL of a reachable MySQL/MariaDB server, or a skip saying why there is none."""
+    try:
+        import pymysql
+
+        from lifelong_gym.envs.db.backends.mysql import parse_url
+
+        pymysql.connect(connect_timeout=3, **parse_url(MYSQL_URL)).close()
+    except Exception as error:  # noqa: BLE001 - any failure means the server is not usable
+        pytest.skip(f"no MySQL server at {MYSQL_URL} ({error}); set LIFELONG_GYM_MYSQL_URL")
+    return MYSQL_URL
+
+
+@pytest.fixture(scope="session")
+def external_dir() -> Path:
+    """The peer benchmark's task files in ../shared/external, or a skip."""
+    if not EXTERNAL.is_dir():
+        pytest.skip(f"{EXTERNAL} is absent: the AgentBench compatibility tests need it")
+    return EXTERNAL
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    """Write records as JSON Lines and return the path."""
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """In CI, turn a skip into a failure: every service must be there."""
+    outcome = yield
+    report = outcome.get_result()
+    if os.environ.get("CI") and report.skipped and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        report.longrepr = f"skipped in CI, where nothing may skip: {report.longrepr}"
