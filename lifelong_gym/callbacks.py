@@ -10,6 +10,7 @@ run in list order and know nothing of each other.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -197,14 +198,21 @@ def parse_assignment(item: str) -> tuple[str, Any]:
     key, sep, value = item.partition("=")
     if not sep or not key.strip():
         raise ValueError(f"{item!r} is not key=value")
-    return key.strip(), yaml.safe_load(value) if value.strip() else ""
+    try:
+        return key.strip(), yaml.safe_load(value) if value.strip() else ""
+    except yaml.YAMLError as error:
+        raise ValueError(f"{item!r}: the value is not valid YAML ({error.problem})") from None
+
+
+# a comma that starts the next key=value (commas inside values such as [1, 2] stay)
+_NEXT_KEY = re.compile(r",(?=\s*[A-Za-z_][\w-]*\s*=)")
 
 
 def parse_callback_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """Split `NAME[:key=value,...]` into the name and its keyword arguments."""
     name, _, rest = spec.partition(":")
     try:
-        pairs = [parse_assignment(item) for item in rest.split(",") if item.strip()]
+        pairs = [parse_assignment(item) for item in _NEXT_KEY.split(rest) if item.strip()]
     except ValueError as error:
         raise CallbackSpecError(f"callback spec {spec!r}: {error}") from None
     return name.strip(), dict(pairs)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from arithmetic_env import DownAgent, PatternAgent, SumEnv
 from lifelong_gym.agents import AgentContextLimitError
 
 from lifelong_gym.callbacks import EVENTS, Callback, SessionControl
 from lifelong_gym.runner import RunAbortedError, Runner
 from lifelong_gym.session import EvaluationOutcome, SessionStatus
 from lifelong_gym.snapshots import RunDirectory, RunDirectoryError
+
+from .arithmetic_env import DownAgent, PatternAgent, SumEnv
 
 
 class Recorder(Callback):
