@@ -68,7 +68,7 @@ def report_run(folder: Path, window: int = DEFAULT_WINDOW) -> tuple[LifelongMetr
     sessions_path = folder / SESSIONS_FILE
     if not sessions_path.is_file():
         raise FileNotFoundError(f"{folder} holds no {SESSIONS_FILE}: is it a run's output folder?")
-    sessions, _ = read_sessions(sessions_path)
+    sessions = read_sessions(sessions_path)[0]
     metrics = compute_metrics(sessions, window=window)
     write_json_atomic(folder / METRICS_FILE, metrics.model_dump(mode="json"))
     return metrics, write_plots(metrics, folder) if sessions else []

@@ -89,7 +89,7 @@ class Runner:
         progress: bool = True,
         plots: bool = True,
         window: int = DEFAULT_WINDOW,
-        metrics_every: int = 100,
+        metrics_every: int = 500,
     ):
         self.env = env
         self.agent = agent
@@ -110,6 +110,7 @@ class Runner:
         self.metrics_every = metrics_every
         self.history: list[Session] = []
         self._errors: list[str] = []
+        self._saved_states = ""
 
     # -- the run ------------------------------------------------------------------------
 
@@ -172,11 +173,12 @@ class Runner:
         history, states = folder.load()
         folder.write_json(CONFIG_FILE, config)
         self.history = history
-        if not states and not history:
-            return
         for key, callback in self._keyed_callbacks():
             if key in states:
                 callback.load_state(states[key])
+        self._saved_states = json.dumps(self._callback_states(), sort_keys=True, default=str)
+        if not states and not history:
+            return
         self._errors = []
         self._fire("restore_state", None, SessionControl())
         if self._errors:
@@ -184,12 +186,18 @@ class Runner:
         logger.info("resuming %s after %d sessions", folder.path, len(history))
 
     def _save(self, folder: RunDirectory, session: Session) -> None:
-        folder.append_session(session, {k: c.state() for k, c in self._keyed_callbacks()})
+        states = self._callback_states()
+        text = json.dumps(states, sort_keys=True, default=str)
+        changed, self._saved_states = text != self._saved_states, text
+        folder.append_session(session, states if changed else None)
         if len(self.history) % self.metrics_every == 0:
             folder.write_json(METRICS_FILE, self.metrics().model_dump(mode="json"))
 
     def _keyed_callbacks(self) -> list[tuple[str, Callback]]:
         return list(zip(state_keys(self.callbacks), self.callbacks, strict=True))
+
+    def _callback_states(self) -> dict[str, Any]:
+        return {key: callback.state() for key, callback in self._keyed_callbacks()}
 
     def _finish(self, folder: RunDirectory | None) -> LifelongMetrics:
         metrics = self.metrics()
@@ -208,7 +216,7 @@ class Runner:
     def run_config(self) -> dict[str, Any]:
         """What must match for a rerun to resume: environment, tasks, agent, callbacks."""
         env = self.env.unwrapped
-        spec = getattr(self.env, "spec", None)
+        spec = env.spec  # not the wrapper's, which deep-copies the arguments
         order = json.dumps(self.order).encode()
         config = {
             "env": spec.id if spec is not None else type(env).__qualname__,
@@ -246,7 +254,7 @@ class Runner:
         if self._errors:
             session.status = SessionStatus.TASK_UNKNOWN_ERROR
             session.error = "; ".join(self._errors)
-        return session.model_copy(deep=True)
+        return session  # the environment makes a new Session at the next reset
 
     def _converse(self, session: Session, control: SessionControl) -> None:
         """Alternate agent replies and environment steps until the session is finished."""

@@ -1,11 +1,12 @@
 """A run's output folder: finished sessions as JSON Lines, plus config, state and metrics.
 
 `sessions.jsonl` is the record of the run: one line per finished session, appended with
-a single `write` as soon as the session ends. `state.json` (the callbacks' states and the
-session count they belong to) and `config.json` are replaced atomically (write a
-temporary file, then `os.replace`). A session counts as done only when both its line
-and the state that follows it are on disk; a process killed in between loses that one
-session, which the next run repeats.
+a single `write` as soon as the session ends. When a session changed the callbacks'
+state, its line says so (`"state_changed": true`) and `state.json` (the states and the
+count of sessions they follow) is replaced atomically right after it (write a temporary
+file, then `os.replace`); runs whose callbacks keep no state never rewrite it. A session
+whose line is on disk but whose state is not (the process was killed in between) is
+dropped on resume and run again, so a kill loses at most the session in flight.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pydantic import ValidationError
 
 from lifelong_gym.session import Session
 
+STATE_CHANGED = "state_changed"
 SESSIONS_FILE = "sessions.jsonl"
 STATE_FILE = "state.json"
 CONFIG_FILE = "config.json"
@@ -39,31 +41,34 @@ def write_json_atomic(path: Path, data: Any) -> None:
     os.replace(temporary, path)
 
 
-def read_sessions(path: Path) -> tuple[list[Session], list[int]]:
-    """The sessions of a `sessions.jsonl`, and the byte offset where each one's line ends.
+def read_sessions(path: Path) -> tuple[list[Session], list[int], list[bool]]:
+    """The sessions of a `sessions.jsonl`, where each line ends, and which changed state.
 
     Bytes after the last newline (a write cut short by a killed process) are ignored; a
     damaged complete line is an error.
     """
     if not path.exists():
-        return [], []
+        return [], [], []
     complete, newline, _torn = path.read_bytes().rpartition(b"\n")
     sessions: list[Session] = []
     ends: list[int] = []
+    changed: list[bool] = []
     offset = 0
     for number, line in enumerate(complete.split(b"\n") if newline else [], start=1):
         offset += len(line) + 1
         if not line.strip():
             continue
         try:
-            sessions.append(Session.model_validate_json(line))
-        except ValidationError as error:
+            record = json.loads(line)
+            changed.append(bool(record.pop(STATE_CHANGED, False)))
+            sessions.append(Session.model_validate(record))
+        except (ValueError, ValidationError, AttributeError, TypeError) as error:
             raise RunDirectoryError(
-                f"{path}:{number} is not a session record ({error.errors()[0]['msg']}); "
-                "the file was edited or damaged: repair it or start over with --overwrite"
+                f"{path}:{number} is not a session record ({error}); the file was "
+                "edited or damaged: repair it or start over with --overwrite"
             ) from None
         ends.append(offset)
-    return sessions, ends
+    return sessions, ends, changed
 
 
 class RunDirectory:
@@ -110,35 +115,42 @@ class RunDirectory:
         When the process died after a session's line but before its state, that line is
         dropped so that the session is run again with the state it started from.
         """
-        sessions, ends = read_sessions(self.sessions_path)
+        sessions, ends, changed = read_sessions(self.sessions_path)
         state = self.read_json(STATE_FILE) or {"sessions": 0, "callbacks": {}}
-        done = int(state["sessions"])
-        if len(sessions) == done + 1:
-            sessions.pop()
-        elif len(sessions) != done:
+        saved = int(state["sessions"])
+        last_change = max((i + 1 for i, c in enumerate(changed) if c), default=0)
+        if last_change == len(sessions) and last_change == saved + 1:
+            sessions.pop()  # killed between the line and its state
+            last_change = max((i + 1 for i, c in enumerate(changed[:-1]) if c), default=0)
+        if last_change != saved:
             raise RunDirectoryError(
-                f"{self.path}: {SESSIONS_FILE} holds {len(sessions)} sessions but "
-                f"{STATE_FILE} counts {done}; the folder was edited or damaged: "
-                "start over with --overwrite"
+                f"{self.path}: {STATE_FILE} follows session {saved} but {SESSIONS_FILE} "
+                f"last changed the callbacks' state at session {last_change}; the folder "
+                "was edited or damaged: start over with --overwrite"
             )
-        good = ends[done - 1] if done else 0
+        good = ends[len(sessions) - 1] if sessions else 0
         if self.sessions_path.exists() and self.sessions_path.stat().st_size != good:
             os.truncate(self.sessions_path, good)
-        self.sessions_done = done
+        self.sessions_done = len(sessions)
         return sessions, dict(state.get("callbacks", {}))
 
-    def append_session(self, session: Session, callback_states: dict[str, Any]) -> None:
-        """Record a finished session, then the callbacks' states that follow it."""
+    def append_session(self, session: Session, callback_states: dict[str, Any] | None) -> None:
+        """Record a finished session; then, if given (they changed), the callbacks' states."""
         if self._sessions_fd is None:
             self._sessions_fd = os.open(
                 self.sessions_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644
             )
-        line = session.model_dump_json().encode() + b"\n"
+        line = session.model_dump_json().encode()
+        if callback_states is not None:
+            line = line[:-1] + f',"{STATE_CHANGED}":true}}'.encode()
+        line += b"\n"
         written = os.write(self._sessions_fd, line)
         if written != len(line):
             raise OSError(f"short write to {self.sessions_path} ({written} of {len(line)})")
         self.sessions_done += 1
-        self.write_json(STATE_FILE, {"sessions": self.sessions_done, "callbacks": callback_states})
+        if callback_states is not None:
+            state = {"sessions": self.sessions_done, "callbacks": callback_states}
+            self.write_json(STATE_FILE, state)
 
     def close(self) -> None:
         """Close the session record and release the folder's lock."""

@@ -93,6 +93,7 @@ def test_runs_the_stream_in_sample_order_and_writes_outputs(tmp_path):
     assert (tmp_path / "run" / "learning_curve.png").stat().st_size > 0
     assert (tmp_path / "run" / "per_skill.png").stat().st_size > 0
     assert runner.env.unwrapped.started == runner.env.unwrapped.ended == 12
+    assert not (tmp_path / "run" / "state.json").exists()  # no callback keeps state
 
 
 def test_events_fire_in_the_documented_order(tmp_path):
@@ -166,20 +167,21 @@ def test_resume_skips_done_tasks_and_restores_callback_state(tmp_path):
 
 
 def test_resume_drops_a_torn_line_and_a_session_without_its_state(tmp_path):
-    make_runner(tmp_path, max_tasks=4).run()
-    path = tmp_path / "run" / "sessions.jsonl"
-    lines = path.read_bytes().splitlines(keepends=True)
+    make_runner(tmp_path, callbacks=[Counter()], max_tasks=3).run()
+    state_after_3 = (tmp_path / "run" / "state.json").read_bytes()
+    make_runner(tmp_path, callbacks=[Counter()], max_tasks=4).run()
     # the process died after writing session 4's line but before its state ...
-    state = json.loads((tmp_path / "run" / "state.json").read_text())
-    state["sessions"] = 3
-    (tmp_path / "run" / "state.json").write_text(json.dumps(state))
+    (tmp_path / "run" / "state.json").write_bytes(state_after_3)
     # ... and a later write was cut short
-    path.write_bytes(b"".join(lines) + lines[0][:25])
-    runner = make_runner(tmp_path)
+    path = tmp_path / "run" / "sessions.jsonl"
+    path.write_bytes(path.read_bytes() + b'{"task_index": 3, "skil')
+    counter = Counter()
+    runner = make_runner(tmp_path, callbacks=[counter])
     runner.run()
     indices = [line["task_index"] for line in read_lines(tmp_path)]
     assert indices == runner.env.unwrapped.tasks.order
     assert runner.env.unwrapped.started == 9  # the session without its state ran again
+    assert counter.seen == 12 and len(counter.correct) == 11
 
 
 def test_a_damaged_middle_line_is_an_error(tmp_path):
