@@ -61,6 +61,9 @@ def run(config_path: str | None, **flags: object) -> None:
             runner.env.close()
     except USER_ERRORS as error:
         raise click.ClickException(str(error)) from None
+    except KeyboardInterrupt:
+        click.echo("\ninterrupted; run the same command again to resume", err=True)
+        raise SystemExit(130) from None
     click.echo(f"results in {config.output}")
 
 

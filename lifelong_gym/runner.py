@@ -243,9 +243,12 @@ class Runner:
             self.env.reset(options={"task_index": task_index})
         except Exception as error:  # a back-end that cannot start the task
             logger.exception("environment failed to reset for task %d", task_index)
-            session = Session(task_index=task_index, status=SessionStatus.TASK_ENVIRONMENT_ERROR)
-            session.error = f"{type(error).__name__}: {error}"
-            return session
+            return Session(
+                task_index=task_index,
+                skills=list(self.env.unwrapped.tasks[task_index].skills),
+                status=SessionStatus.TASK_ENVIRONMENT_ERROR,
+                error=f"{type(error).__name__}: {error}",
+            )
         session: Session = self.env.unwrapped.session
         control = self._fire("on_environment_reset", session, control)
         self._converse(session, control)

@@ -244,3 +244,23 @@ def test_in_memory_run_writes_nothing(tmp_path, monkeypatch):
     metrics = Runner(env, PatternAgent(env.tasks), progress=False).run()
     assert metrics.success_rate == 1.0
     assert list(tmp_path.iterdir()) == []
+
+
+class BrokenStart(SumEnv):
+    """A back-end that cannot set up task 5."""
+
+    def _start_task(self, task):
+        if task.index == 5:
+            raise ConnectionError("database went away")
+        return super()._start_task(task)
+
+
+def test_an_environment_that_cannot_start_a_task_is_recorded_and_the_run_goes_on(tmp_path):
+    env = BrokenStart()
+    runner = Runner(env, PatternAgent(env.tasks), output_dir=tmp_path / "run", progress=False)
+    metrics = runner.run()
+    failed = next(s for s in runner.history if s.task_index == 5)
+    assert failed.status == SessionStatus.TASK_ENVIRONMENT_ERROR
+    assert failed.error == "ConnectionError: database went away"
+    assert failed.skills == ["small"]
+    assert metrics.sessions == 12 and metrics.correct == 11
