@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.vector.utils import read_from_shared_memory
 
 UNICODE_SIZE = 0x110000
 # What `sample` draws from: printable ASCII plus a few letters outside it, so that random
@@ -84,3 +85,40 @@ class UnicodeText(spaces.Text):
             and self.min_length == other.min_length
             and self.max_length == other.max_length
         )
+
+
+class SharedTextBatch(Sequence[str]):
+    """The texts of a vector env's shared memory, decoded when read.
+
+    Gymnasium reads Text from shared memory once, into a tuple, when the vector env is
+    built, so later steps would return stale text; this view reads the current contents.
+    A deep copy (what `AsyncVectorEnv(copy=True)` returns) is a plain tuple.
+    """
+
+    def __init__(self, space: UnicodeText, shared_memory: Any, n: int):
+        self._rows = np.frombuffer(shared_memory.get_obj(), dtype=np.int32).reshape(
+            n, space.max_length
+        )
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, index: int) -> str:  # type: ignore[override]
+        row = self._rows[index]
+        return "".join(map(chr, row[row < UNICODE_SIZE].tolist()))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> tuple[str, ...]:
+        return tuple(self)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+
+@read_from_shared_memory.register(UnicodeText)
+def _read_unicode_text(space: UnicodeText, shared_memory: Any, n: int = 1) -> SharedTextBatch:
+    return SharedTextBatch(space, shared_memory, n)

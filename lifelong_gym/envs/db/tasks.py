@@ -95,8 +95,7 @@ def from_benchmark_record(key: str, record: dict[str, Any]) -> DBTask:
     """A task from a LifelongAgentBench `db_bench` record (also our own JSONL)."""
     table = record["table_info"]
     answer = dict(record["answer_info"])
-    if isinstance(answer.get("direct"), str):
-        answer["direct"] = ast.literal_eval(answer["direct"])
+    answer["direct"] = _decoded(answer.get("direct"))
     if answer.get("direct") is not None:
         answer["direct"] = [_as_row(row) for row in answer["direct"]]
     sql = answer.get("sql")
@@ -107,7 +106,7 @@ def from_benchmark_record(key: str, record: dict[str, Any]) -> DBTask:
         table_info=TableInfo(
             name=table["name"],
             column_info_list=tuple(ColumnInfo(**c) for c in table["column_info_list"]),
-            row_list=tuple(tuple(r) for r in table["row_list"]),
+            row_list=tuple(tuple(r) for r in _decoded(table["row_list"])),
         ),
         answer_info=AnswerInfo(**answer),
         reference_sql=tuple(record.get("reference_sql") or ([sql] if sql else [])),
@@ -180,6 +179,16 @@ def to_record(task: DBTask) -> dict[str, Any]:
         "skill_list": list(task.skills),
         "reference_sql": list(task.reference_sql),
     }
+
+
+def _decoded(value: Any) -> Any:
+    """Nested rows, also when a columnar file (parquet) stores them as JSON or Python text."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        return ast.literal_eval(value)
 
 
 def _as_row(row: Any) -> list[Any]:

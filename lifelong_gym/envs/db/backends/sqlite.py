@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
+from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
@@ -86,11 +87,9 @@ class SqliteBackend(DatabaseBackend):
         columns = connection.execute(f"PRAGMA table_info({quote(table.name)})").fetchall()
         if not columns:
             raise LookupError(f"the table {table.name!r} no longer exists")
-        types = [declared for _, _, declared, *_ in columns]
+        renderers = [text_renderer(declared) for _, _, declared, *_ in columns]
         rows = connection.execute(f"SELECT * FROM {quote(table.name)}").fetchall()
-        return table_hash(
-            [mysql_text(v, t) for v, t in zip(row, types, strict=True)] for row in rows
-        )
+        return table_hash([r(v) for r, v in zip(renderers, row, strict=True)] for row in rows)
 
     def discard(self) -> None:
         """Forget the task's database."""
@@ -115,21 +114,25 @@ def _authorize(action: int, *_: Any) -> int:
     return sqlite3.SQLITE_DENY if action in _DENIED_ACTIONS else sqlite3.SQLITE_OK
 
 
-def mysql_text(value: Any, declared_type: str) -> str | None:
-    """`value` as MySQL would print it for a column of `declared_type` (for the table hash)."""
-    if value is None:
-        return None
+def text_renderer(declared_type: str) -> Callable[[Any], str | None]:
+    """A function that prints values as MySQL does for a column of `declared_type`."""
     scale = _DECIMAL_SCALE.search(declared_type)
-    if scale and isinstance(value, (int, float)):
-        try:
-            exact = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
-            return str(exact.quantize(Decimal(1).scaleb(-int(scale.group(1))), ROUND_HALF_UP))
-        except InvalidOperation:
-            return str(value)
-    if _INTEGER.search(declared_type) and isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    return str(value)
+    step = Decimal(1).scaleb(-int(scale.group(1))) if scale else None
+    integer = bool(_INTEGER.search(declared_type))
+
+    def render(value: Any) -> str | None:
+        if value is None:
+            return None
+        if step is not None and isinstance(value, (int, float)):
+            try:
+                exact = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+                return str(exact.quantize(step, ROUND_HALF_UP))
+            except InvalidOperation:
+                return str(value)
+        if isinstance(value, float):
+            return str(int(value)) if integer and value.is_integer() else repr(value)
+        if isinstance(value, bytes):
+            return value.decode("utf-8", errors="replace")
+        return str(value)
+
+    return render

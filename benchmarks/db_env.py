@@ -1,0 +1,125 @@
+"""Time per DB task: the environment with the oracle vs raw sqlite3 / PyMySQL doing the same work.
+
+Usage: python benchmarks/db_env.py [--tasks NAME_OR_PATH] [--limit N] [--mysql-url URL]
+
+For each back-end it prints the mean environment time per task (reset + steps + scoring,
+the oracle's own time excluded) beside the floor: the same CREATE / INSERT / reference
+statements / DROP sent straight through the driver. Target: ratio <= 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sqlite3
+import time
+
+import gymnasium as gym
+from lifelong_gym.agents import OracleAgent
+
+import lifelong_gym  # noqa: F401 - registers the ids
+from lifelong_gym.envs.db.backends.mysql import parse_url
+from lifelong_gym.envs.db.backends.mysql import quote as mysql_quote
+from lifelong_gym.envs.db.backends.sqlite import quote as sqlite_quote
+
+
+def env_time(tasks: str, backend: str, url: str | None, limit: int) -> tuple[float, int, int]:
+    """Mean seconds per task spent inside the environment, and how many were correct."""
+    env = gym.make("LifelongDB-v0", tasks=tasks, backend=backend, url=url).unwrapped
+    agent = OracleAgent(env.tasks)
+    indices = env.tasks.order[:limit]
+    spent, correct = 0.0, 0
+    for index in indices:
+        start = time.perf_counter()
+        env.reset(options={"task_index": index})
+        spent += time.perf_counter() - start
+        while True:
+            reply = agent.act(env.session)
+            start = time.perf_counter()
+            *_, terminated, truncated, info = env.step(reply)
+            spent += time.perf_counter() - start
+            if terminated or truncated:
+                correct += info["outcome"] == "correct"
+                break
+    env.close()
+    return spent / len(indices), correct, len(indices)
+
+
+def sqlite_floor(tasks, indices) -> float:
+    """Raw sqlite3: a fresh database, the table, its rows, the statements."""
+    start = time.perf_counter()
+    for index in indices:
+        task = tasks[index]
+        table = task.table_info
+        connection = sqlite3.connect(":memory:", isolation_level=None)
+        columns = ", ".join(f"{sqlite_quote(c.name)} {c.type}" for c in table.column_info_list)
+        connection.execute(f"CREATE TABLE {sqlite_quote(table.name)} ({columns})")
+        marks = ", ".join("?" for _ in table.column_info_list)
+        connection.executemany(
+            f"INSERT INTO {sqlite_quote(table.name)} VALUES ({marks})", table.row_list
+        )
+        for statement in task.reference_sql:
+            with contextlib.suppress(sqlite3.Error):  # a failing statement is work done too
+                connection.execute(statement).fetchall()
+        connection.close()
+    return (time.perf_counter() - start) / len(indices)
+
+
+def mysql_floor(tasks, indices, url: str) -> float:
+    """Raw PyMySQL: CREATE DATABASE, the table, its rows, the statements, DROP DATABASE."""
+    import pymysql
+
+    connection = pymysql.connect(autocommit=True, **parse_url(url))
+    cursor = connection.cursor()
+    start = time.perf_counter()
+    for index in indices:
+        task = tasks[index]
+        table = task.table_info
+        cursor.execute("CREATE DATABASE lgym_floor")
+        cursor.execute("USE lgym_floor")
+        columns = ", ".join(f"{mysql_quote(c.name)} {c.type}" for c in table.column_info_list)
+        cursor.execute(f"CREATE TABLE {mysql_quote(table.name)} ({columns})")
+        marks = ", ".join(["%s"] * len(table.column_info_list))
+        cursor.executemany(
+            f"INSERT INTO {mysql_quote(table.name)} VALUES ({marks})", table.row_list
+        )
+        for statement in task.reference_sql:
+            with contextlib.suppress(pymysql.MySQLError):
+                cursor.execute(statement)
+                cursor.fetchall()
+        cursor.execute("DROP DATABASE lgym_floor")
+    elapsed = time.perf_counter() - start
+    connection.close()
+    return elapsed / len(indices)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", default="default")
+    parser.add_argument("--limit", type=int, default=500)
+    parser.add_argument("--mysql-url", default="mysql://root@127.0.0.1:3306")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    tasks = gym.make("LifelongDB-v0", tasks=args.tasks).unwrapped.tasks
+    indices = tasks.order[: args.limit]
+    header = ("back-end", "tasks", "correct", "env ms/task", "floor ms/task", "ratio")
+    print("{:10} {:>5} {:>7} {:>12} {:>14} {:>6}".format(*header))
+    for backend, url in (("sqlite", None), ("mysql", args.mysql_url)):
+        # alternate the two a few times and keep each one's best: the machine is shared
+        ours, floor = [], []
+        for _ in range(args.rounds):
+            seconds, correct, count = env_time(args.tasks, backend, url, args.limit)
+            ours.append(seconds)
+            if backend == "sqlite":
+                floor.append(sqlite_floor(tasks, indices))
+            else:
+                floor.append(mysql_floor(tasks, indices, url))
+        best, best_floor = min(ours), min(floor)
+        print(
+            f"{backend:10} {count:5d} {correct:7d} {best * 1e3:12.2f} {best_floor * 1e3:14.2f}"
+            f" {best / best_floor:6.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+"""Back-end behaviour: sharing one server, cleaning up after crashes, the hash itself."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+import gymnasium as gym
+import numpy as np
+import pymysql
+import pytest
+from lifelong_gym.agents import OracleAgent
+
+import lifelong_gym  # noqa: F401 - registers the ids
+from lifelong_gym.envs.db.actions import operation_reply
+from lifelong_gym.envs.db.backends.mysql import PREFIX, parse_url, quote
+from lifelong_gym.envs.db.backends.sqlite import SqliteBackend
+from lifelong_gym.envs.db.table_hash import table_hash_sql
+from lifelong_gym.envs.db.tasks import ColumnInfo, TableInfo
+
+from .db_fixtures import task_file
+
+
+def solve_all(env, rounds):
+    agent = OracleAgent(env.unwrapped.tasks)
+    outcomes = []
+    for _ in range(rounds):
+        for index in env.unwrapped.tasks.indices:
+            env.reset(options={"task_index": index})
+            while True:
+                *_, terminated, truncated, info = env.step(agent.act(env.unwrapped.session))
+                if terminated or truncated:
+                    outcomes.append(info["outcome"])
+                    break
+    return outcomes
+
+
+def test_many_envs_share_one_server_in_threads(mysql_url, tmp_path):
+    tasks = str(task_file(tmp_path))
+    results: list[list[str]] = []
+
+    def worker():
+        env = gym.make("LifelongDB-v0", tasks=tasks, backend="mysql", url=mysql_url)
+        results.append(solve_all(env, rounds=5))
+        env.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert len(results) == 4
+    assert all(outcome == "correct" for outcomes in results for outcome in outcomes)
+
+
+def _our_leftovers(url: str, pid: int) -> tuple[list[str], list[str]]:
+    with pymysql.connect(**parse_url(url)) as connection, connection.cursor() as cursor:
+        cursor.execute("SHOW DATABASES LIKE %s", (f"{PREFIX}%\\_{pid}\\_%",))
+        databases = [r[0] for r in cursor.fetchall()]
+        cursor.execute(
+            "SELECT User FROM mysql.user WHERE User LIKE %s", (f"{PREFIX}%\\_{pid}\\_%",)
+        )
+        return databases, [r[0] for r in cursor.fetchall()]
+
+
+def test_crashed_run_leftovers_are_dropped_at_next_start(mysql_url, tmp_path):
+    script = (
+        "import sys, time, gymnasium as gym, lifelong_gym\n"
+        f"env = gym.make('LifelongDB-v0', tasks={str(task_file(tmp_path))!r}, backend='mysql',"
+        f" url={mysql_url!r})\n"
+        "env.reset(options={'task_index': 11})\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "ready"
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    databases, users = _our_leftovers(mysql_url, child.pid)
+    assert databases and users  # the crash left them behind
+    env = gym.make("LifelongDB-v0", tasks=str(task_file(tmp_path)), backend="mysql", url=mysql_url)
+    assert _our_leftovers(mysql_url, child.pid) == ([], [])
+    env.close()
+    assert _our_leftovers(mysql_url, os.getpid()) == ([], [])
+
+
+def _random_table(rng: np.random.Generator, rows: int) -> TableInfo:
+    columns = (
+        ColumnInfo(name="id", type="INT"),
+        ColumnInfo(name="label", type="VARCHAR(40)"),
+        ColumnInfo(name="amount", type="DECIMAL(10,2)"),
+        ColumnInfo(name="day", type="DATE"),
+    )
+    values = [
+        (
+            int(i),
+            None if rng.random() < 0.1 else f"näme {rng.integers(1000)}",
+            None if rng.random() < 0.1 else float(rng.integers(0, 100000)) / 100,
+            f"2024-{rng.integers(1, 13):02d}-{rng.integers(1, 29):02d}",
+        )
+        for i in range(rows)
+    ]
+    return TableInfo(name="data", column_info_list=columns, row_list=tuple(values))
+
+
+@pytest.mark.parametrize("rows", [1, 7, 60, 400])
+def test_sqlite_hash_equals_the_hash_mysql_computes(mysql_url, rows):
+    """The Python hash over SQLite's rows equals MySQL's own SQL (incl. the 1024-byte cut)."""
+    table = _random_table(np.random.default_rng(rows), rows)
+    sqlite = SqliteBackend()
+    sqlite.start(table)
+    ours = sqlite.table_hash(table)
+    sqlite.close()
+    with pymysql.connect(**parse_url(mysql_url), autocommit=True) as connection:
+        with connection.cursor() as cursor:
+            cursor.execute("CREATE DATABASE IF NOT EXISTS lgym_hash_check")
+            cursor.execute("USE lgym_hash_check")
+            cursor.execute("DROP TABLE IF EXISTS data")
+            cursor.execute(
+                "CREATE TABLE data (id INT, label VARCHAR(40), amount DECIMAL(10,2), day DATE)"
+            )
+            cursor.executemany("INSERT INTO data VALUES (%s, %s, %s, %s)", list(table.row_list))
+            cursor.execute("SET SESSION group_concat_max_len = 1024")
+            cursor.execute(table_hash_sql("data", [quote(c.name) for c in table.column_info_list]))
+            (theirs,) = cursor.fetchone()
+            cursor.execute("DROP DATABASE lgym_hash_check")
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("vector", ["sync", "async-shared", "async-copy"])
+def test_vector_envs_step_four_at_once(tmp_path, vector):
+    tasks = str(task_file(tmp_path))
+    fns = [lambda: gym.make("LifelongDB-v0", tasks=tasks) for _ in range(4)]
+    if vector == "sync":
+        envs = gym.vector.SyncVectorEnv(fns)
+    else:
+        envs = gym.vector.AsyncVectorEnv(fns, shared_memory=vector == "async-shared")
+    obs, info = envs.reset(seed=3, options={"task_index": 10})
+    assert len(obs) == 4 and all("most expensive first" in o for o in obs)
+    replies = [
+        operation_reply("SELECT name FROM `shop items` WHERE price > 5 ORDER BY price DESC;")
+    ] * 4
+    obs, reward, terminated, truncated, info = envs.step(replies)
+    assert list(obs) == ["[('coffee',), ('cocoa',)]"] * 4
+    obs, reward, terminated, truncated, info = envs.step(
+        [f"Action: Answer\nFinal Answer: {o}" for o in obs]
+    )
+    assert list(reward) == [1.0] * 4 and all(terminated)
+    envs.close()
