@@ -21,6 +21,7 @@ from pathlib import Path
 import gymnasium as gym
 from lifelong_gym.agents import Agent
 
+from lifelong_gym.callbacks import Callback
 from lifelong_gym.envs.db.tasks import load_db_tasks
 from lifelong_gym.runner import Runner
 from lifelong_gym.session import Session
@@ -68,9 +69,24 @@ def plain_loop(env: gym.Env, order: list[int]) -> float:
     return time.perf_counter() - start
 
 
-def runner_loop(env: gym.Env, output: Path, count: int) -> float:
+class CountSessions(Callback):
+    """A callback whose state changes every session (so every session rewrites state.json)."""
+
+    state_attributes = ("sessions",)
+
+    def __init__(self):
+        self.sessions = 0
+
+    def on_environment_complete(self, agent, env, session, history, control):
+        """Count."""
+        self.sessions += 1
+
+
+def runner_loop(env: gym.Env, output: Path, count: int, callbacks=()) -> float:
     """Seconds for the runner over the same tasks, snapshots included."""
-    runner = Runner(env, AnswerAtOnce(), [], output, max_tasks=count, progress=False, plots=False)
+    runner = Runner(
+        env, AnswerAtOnce(), callbacks, output, max_tasks=count, progress=False, plots=False
+    )
     start = time.perf_counter()
     runner.run()
     return time.perf_counter() - start
@@ -82,26 +98,32 @@ def main() -> None:
     parser.add_argument("--tasks", type=Path, default=None, help="a DB task file")
     parser.add_argument("--tasks-count", type=int, default=1_000)
     parser.add_argument("--resume-count", type=int, default=10_000)
-    parser.add_argument("--repeats", type=int, default=3, help="best of this many")
+    parser.add_argument("--repeats", type=int, default=5, help="best of this many")
     args = parser.parse_args()
     source = load_db_tasks(str(args.tasks or default_tasks()))
     tasks = repeated(source, max(args.tasks_count, args.resume_count))
     env = gym.make("LifelongDB-v0", tasks=tasks)
     order = tasks.order[: args.tasks_count]
     with tempfile.TemporaryDirectory() as scratch:
-        plain, run = [], []
-        for repeat in range(args.repeats):
+        plain, run, stateful = [], [], []
+        for repeat in range(args.repeats):  # interleaved, so that load changes hit all three
             plain.append(plain_loop(env, order))
             run.append(runner_loop(env, Path(scratch) / f"run{repeat}", args.tasks_count))
-        best_plain, best_run = min(plain), min(run)
+            output = Path(scratch) / f"stateful{repeat}"
+            stateful.append(runner_loop(env, output, args.tasks_count, [CountSessions()]))
         count = args.tasks_count
-        overhead = (best_run - best_plain) / count * 1e3
         print(f"{count} tasks, SQLite DB environment, trivial agent, best of {args.repeats}")
-        print(
-            f"  plain reset/step loop  {best_plain:8.3f} s  {best_plain / count * 1e3:.3f} ms/task"
-        )
-        print(f"  runner with snapshots  {best_run:8.3f} s  {best_run / count * 1e3:.3f} ms/task")
-        print(f"  runner overhead        {overhead:8.3f} ms/task  ({best_run / best_plain:.2f}x)")
+        base = min(plain)
+        for label, seconds in [
+            ("plain reset/step loop", base),
+            ("runner with snapshots", min(run)),
+            ("runner + stateful callback", min(stateful)),
+        ]:
+            extra = (seconds - base) / count * 1e3
+            print(
+                f"  {label:<27} {seconds:7.3f} s  {seconds / count * 1e3:6.3f} ms/task"
+                f"  overhead {extra:+6.3f} ms/task  ({seconds / base:.2f}x)"
+            )
 
         big = Path(scratch) / "big"
         first = runner_loop(env, big, args.resume_count)

@@ -47,7 +47,7 @@ FAILURE_STATUSES = frozenset(
 
 
 class RunAbortedError(RuntimeError):
-    """The run stopped because too many sessions in a row failed."""
+    """The run stopped: too many sessions in a row failed, or a callback cannot resume."""
 
 
 class Runner:
@@ -182,7 +182,10 @@ class Runner:
         self._errors = []
         self._fire("restore_state", None, SessionControl())
         if self._errors:
-            raise RuntimeError(f"a callback failed to restore its state: {self._errors[0]}")
+            raise RunAbortedError(
+                f"cannot resume: {self._errors[0]}; fix the callback, or start over with "
+                "--overwrite (restart=True)"
+            )
         logger.info("resuming %s after %d sessions", folder.path, len(history))
 
     def _save(self, folder: RunDirectory, session: Session) -> None:
