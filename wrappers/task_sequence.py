@@ -34,7 +34,9 @@ class LifelongTaskSequence(gym.Wrapper[str, str, str, str], RecordConstructorArg
     Each `reset()` starts the next task of the stream (the set's sample order, or a
     seeded permutation with `order="shuffled"`) by passing `options={"task_index": i}`
     to the inner environment; an explicit `options["task_index"]` is honoured and does
-    not advance the stream. After the last task the stream starts over. Every finished
+    not advance the stream. After the last task the stream starts over; a reset given a
+    `seed` starts a new run (the stream from its start, an empty record), so that seeded
+    resets repeat exactly, as `check_env` expects. Every finished
     session is kept (a copy of `env.unwrapped.session`), and the `info` of the step that
     ends an episode carries `info["lifelong"]`: the running session count, success rate
     and stream position. `calculate_metric()` returns the full record.
@@ -66,6 +68,8 @@ class LifelongTaskSequence(gym.Wrapper[str, str, str, str], RecordConstructorArg
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         """Start the next task of the stream (or `options["task_index"]` when given)."""
+        if seed is not None:  # a new run: seeded resets and their steps repeat exactly
+            self.position, self.sessions, self._correct = 0, [], 0
         options = dict(options or {})
         if options.get("task_index") is None:
             options["task_index"] = self.order[self.position % len(self.order)]

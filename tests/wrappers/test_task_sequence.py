@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 import pytest
+from gymnasium.utils.env_checker import check_env
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.wrappers import LifelongTaskSequence, task_order
 
@@ -81,3 +82,11 @@ def test_the_wrapper_stack_can_be_rebuilt_from_its_spec(db_env):
         assert rebuilt.order == env.order and rebuilt.window == 10
     finally:
         rebuilt.close()
+
+
+@pytest.mark.filterwarnings("ignore:.*different from the unwrapped version")
+def test_passes_the_gymnasium_env_checker(db_env):
+    env = LifelongTaskSequence(db_env.unwrapped)
+    check_env(env, skip_render_check=True)
+    assert env.reset(seed=1)[1]["task_index"] == env.order[0]
+    assert env.reset()[1]["task_index"] == env.order[1]
