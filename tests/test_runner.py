@@ -6,6 +6,7 @@ import json
 
 import pytest
 from lifelong_gym.agents import AgentContextLimitError
+from lifelong_gym.wrappers import LifelongTaskSequence
 
 from lifelong_gym.callbacks import EVENTS, Callback, SessionControl
 from lifelong_gym.runner import RunAbortedError, Runner
@@ -264,3 +265,22 @@ def test_an_environment_that_cannot_start_a_task_is_recorded_and_the_run_goes_on
     assert failed.error == "ConnectionError: database went away"
     assert failed.skills == ["small"]
     assert metrics.sessions == 12 and metrics.correct == 11
+
+
+class CannotRestore(Counter):
+    def restore_state(self, agent, env, session, history, control):
+        raise KeyError("memory index missing")
+
+
+def test_a_callback_that_cannot_restore_stops_with_a_clear_error(tmp_path):
+    make_runner(tmp_path, callbacks=[CannotRestore()], max_tasks=2).run()
+    with pytest.raises(RunAbortedError, match="cannot resume: CannotRestore.restore_state"):
+        make_runner(tmp_path, callbacks=[CannotRestore()]).run()
+
+
+def test_the_runner_drives_a_wrapped_environment(tmp_path):
+    env = LifelongTaskSequence(SumEnv())
+    runner = Runner(env, PatternAgent(env.unwrapped.tasks, wrong={3}), progress=False)
+    metrics = runner.run()
+    assert [s.task_index for s in env.sessions] == [s.task_index for s in runner.history]
+    assert env.calculate_metric() == metrics
