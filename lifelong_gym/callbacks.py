@@ -88,7 +88,7 @@ class Callback:
         history: Sequence[Session],
         control: SessionControl,
     ) -> SessionControl | None:
-        """A session was made for the next task; it holds only the task index so far."""
+        """A session was made for the next task (index only; reset replaces it)."""
 
     def on_environment_reset(
         self,
