@@ -37,9 +37,14 @@ class RunConfig(BaseModel):
     progress: bool = True
 
     def identity(self) -> dict[str, Any]:
-        """The settings that decide what is run (a resumed run must match them)."""
+        """The settings that decide what is run (a resumed run must match them).
+
+        Where the results go, how many tasks to run, when to give up and how to show
+        progress may change between a run and its resumption.
+        """
         return self.model_dump(
-            mode="json", exclude={"output", "max_tasks", "overwrite", "progress"}
+            mode="json",
+            exclude={"output", "max_tasks", "overwrite", "progress", "max_consecutive_failures"},
         )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,10 @@ FAILURE_STATUSES = frozenset(
         SessionStatus.AGENT_UNKNOWN_ERROR,
     }
 )
+
+
+# the password of a URL such as mysql://user:password@host
+_URL_PASSWORD = re.compile(r"(://[^:/@\s\"]+):[^@/\s\"]+@")
 
 
 class RunAbortedError(RuntimeError):
@@ -234,7 +239,8 @@ class Runner:
             "callbacks": [type(c).__qualname__ for c in self.callbacks],
             "user": self.user_config,
         }
-        return json.loads(json.dumps(config, default=lambda o: f"<{type(o).__name__}>"))
+        text = json.dumps(config, default=lambda o: f"<{type(o).__name__}>")
+        return json.loads(_URL_PASSWORD.sub(r"\1:***@", text))  # no passwords on disk
 
     # -- one task -----------------------------------------------------------------------
 

@@ -42,8 +42,11 @@ def sum_tasks(count: int = 12) -> TaskSet[SumTask]:
 class SumEnv(LifelongEnv[SumTask]):
     """Adds two numbers per task; counts the tasks it started and ended."""
 
-    def __init__(self, tasks: TaskSet[SumTask] | None = None, max_turns: int = 3):
+    def __init__(
+        self, tasks: TaskSet[SumTask] | None = None, max_turns: int = 3, url: str | None = None
+    ):
         super().__init__(tasks or sum_tasks(), max_turns=max_turns)
+        self.url = url  # unused: stands for a back-end's address in the config tests
         self.started = 0
         self.ended = 0
         self.answer: int | None = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import gymnasium as gym
 import pytest
 from lifelong_gym.agents import AgentContextLimitError
 from lifelong_gym.wrappers import LifelongTaskSequence
@@ -284,3 +285,19 @@ def test_the_runner_drives_a_wrapped_environment(tmp_path):
     metrics = runner.run()
     assert [s.task_index for s in env.sessions] == [s.task_index for s in runner.history]
     assert env.calculate_metric() == metrics
+
+
+@pytest.fixture
+def sum_env_id():
+    env_id = "LifelongSumTest-v0"
+    gym.register(env_id, entry_point=f"{SumEnv.__module__}:SumEnv")
+    yield env_id
+    del gym.registry[env_id]
+
+
+def test_passwords_in_environment_arguments_are_not_saved(tmp_path, sum_env_id):
+    env = gym.make(sum_env_id, url="mysql://root:s3cret@db:3306/x")
+    runner = Runner(env, PatternAgent(env.unwrapped.tasks), [], tmp_path / "run", 1, progress=False)
+    runner.run()
+    saved = (tmp_path / "run" / "config.json").read_text()
+    assert "s3cret" not in saved and "mysql://root:***@db:3306/x" in saved
