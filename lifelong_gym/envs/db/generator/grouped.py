@@ -48,10 +48,17 @@ def grouped(ctx: Context, want: set[str]) -> Built | None:
     if cut is False:
         return None
     names = _join([k.name for k in keys])
-    text = f"Group the {domain.plural}"
-    if where:
-        text += f" for which {where.text}"
-    text += f" by {names}. For each group, report {names} and {_join([p[1] for p in picked])}"
+    scope = f"the {domain.plural}" + (f" for which {where.text}" if where else "")
+    report = _join([k.name for k in keys] + [p[1] for p in picked])
+    text = rng.choice(
+        (
+            f"Group {scope} by {names}. For each group, report {report}",
+            f"Break {scope} down by {names} and give, per group, {report}",
+            f"For every {names} combination among {scope}, show {report}"
+            if many
+            else f"For every {names} among {scope}, show {report}",
+        )
+    )
     if having:
         text += f"; keep only the groups in which {having[1]}"
     text += f"; {order_text}"

@@ -79,7 +79,7 @@ def listing(ctx: Context, want: set[str]) -> Built | None:
         return None
     text = f"{rng.choice(_OPENINGS)} the {_join(words)} of the {domain.plural}"
     if where is not None:
-        text += f" for which {where.text}"
+        text += f" {rng.choice(('for which', 'where'))} {where.text}"
     text += f", {order_text}"
     if cut:
         sql += cut[0]
