@@ -7,7 +7,7 @@ from typing import Any
 from .conditions import Ref
 from .context import Built, Context
 from .domains import CATEGORY, INTEGER, MONEY, Column
-from .queries import _join, _limit, summary
+from .queries import join_words, limit_clause, summary
 
 HAVING = (
     "having_single_condition_with_aggregate",
@@ -44,12 +44,12 @@ def grouped(ctx: Context, want: set[str]) -> Built | None:
     total = len(ctx.probe(sql))
     if total < 2:
         return None
-    cut = _limit(ctx, want, total)
+    cut = limit_clause(ctx, want, total)
     if cut is False:
         return None
-    names = _join([k.name for k in keys])
+    names = join_words([k.name for k in keys])
     scope = f"the {domain.plural}" + (f" for which {where.text}" if where else "")
-    report = _join([k.name for k in keys] + [p[1] for p in picked])
+    report = join_words([k.name for k in keys] + [p[1] for p in picked])
     text = rng.choice(
         (
             f"Group {scope} by {names}. For each group, report {report}",

@@ -74,10 +74,10 @@ def listing(ctx: Context, want: set[str]) -> Built | None:
     total = len(ctx.probe(sql))
     if total == 0 or (where is not None and total == len(ctx.records)):
         return None
-    cut = _limit(ctx, want, total)
+    cut = limit_clause(ctx, want, total)
     if cut is False:
         return None
-    text = f"{rng.choice(_OPENINGS)} the {_join(words)} of the {domain.plural}"
+    text = f"{rng.choice(_OPENINGS)} the {join_words(words)} of the {domain.plural}"
     if where is not None:
         text += f" {rng.choice(('for which', 'where'))} {where.text}"
     text += f", {order_text}"
@@ -106,8 +106,8 @@ def aggregate(ctx: Context, want: set[str]) -> Built | None:
     scope = f"the {domain.plural}" + (f" for which {where.text}" if where else "")
     text = rng.choice(
         (
-            f"Considering {scope}, compute {_join([p[1] for p in picked])}.",
-            f"For {scope}, what is {_join([p[1] for p in picked])}?",
+            f"Considering {scope}, compute {join_words([p[1] for p in picked])}.",
+            f"For {scope}, what is {join_words([p[1] for p in picked])}?",
         )
     )
     return Built((sql,), text + " Return a single row with these values in this order.")
@@ -191,7 +191,7 @@ def _order(ctx: Context, ref: Ref, want: set[str]) -> tuple[str, str]:
     return sql, ctx.order_words([(c.name, d) for c, d in keys])
 
 
-def _limit(ctx: Context, want: set[str], total: int) -> tuple[str, str] | None | bool:
+def limit_clause(ctx: Context, want: set[str], total: int) -> tuple[str, str] | None | bool:
     """The LIMIT clause wanted (False when it cannot be had), or sometimes a random one."""
     offset = "limit_and_offset" in want
     if not offset and "limit_only" not in want:
@@ -202,5 +202,6 @@ def _limit(ctx: Context, want: set[str], total: int) -> tuple[str, str] | None |
     return False if cut is None else cut
 
 
-def _join(words: list[str]) -> str:
+def join_words(words: list[str]) -> str:
+    """Words joined as English lists them: a, b and c."""
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .conditions import literal, no_alias, spoken
 from .context import Built, Context
 from .domains import CATEGORY, DAY, INTEGER, KEY, MONEY, NAME
-from .queries import WHERE_SHAPES, _join
+from .queries import WHERE_SHAPES, join_words
 
 
 def insert(ctx: Context, want: set[str]) -> Built | None:
@@ -35,7 +35,7 @@ def insert(ctx: Context, want: set[str]) -> Built | None:
     )
     sql = f"INSERT INTO {domain.table} ({', '.join(columns)}) VALUES {values}"
     described = [
-        _join([f"{c.name} {spoken(c, row[c.name])}" for c in domain.columns]) for row in rows
+        join_words([f"{c.name} {spoken(c, row[c.name])}" for c in domain.columns]) for row in rows
     ]
     if count == 1:
         text = rng.choice(
