@@ -108,6 +108,7 @@ def aggregate(ctx: Context, want: set[str]) -> Built | None:
         (
             f"Considering {scope}, compute {join_words([p[1] for p in picked])}.",
             f"For {scope}, what is {join_words([p[1] for p in picked])}?",
+            f"Report {join_words([p[1] for p in picked])} over {scope}.",
         )
     )
     return Built((sql,), text + " Return a single row with these values in this order.")

@@ -91,6 +91,7 @@ def update(ctx: Context, want: set[str]) -> Built | None:
         (
             f"In the {domain.table} table, {words} for {scope}.",
             f"Update the {domain.table} table: {words} for {scope}.",
+            f"Apply this change to {domain.table}: {words} for {scope}.",
         )
     )
     return Built((sql,), text[0].upper() + text[1:])
@@ -112,6 +113,7 @@ def delete(ctx: Context, want: set[str]) -> Built | None:
         (
             f"Delete every {domain.singular} from {domain.table} for which {where.text}.",
             f"Remove from the {domain.table} table all {domain.plural} for which {where.text}.",
+            f"Clean up {domain.table}: delete each {domain.singular} for which {where.text}.",
         )
     )
     return Built((sql,), text)
