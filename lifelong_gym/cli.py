@@ -1,0 +1,84 @@
+"""The `lifelong-gym` command: run (or resume) a lifelong evaluation, and report on one."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import click
+
+from lifelong_gym.agents import AgentSpecError
+from lifelong_gym.callbacks import CallbackSpecError
+from lifelong_gym.report import format_report, report_run
+from lifelong_gym.run_config import RunConfigError, build_runner, load_run_config, parse_env_args
+from lifelong_gym.runner import RunAbortedError
+from lifelong_gym.snapshots import RunDirectoryError
+from lifelong_gym.tasks import TaskFileError
+
+USER_ERRORS = (
+    AgentSpecError,
+    CallbackSpecError,
+    RunAbortedError,
+    RunConfigError,
+    RunDirectoryError,
+    TaskFileError,
+)
+
+
+@click.group()
+@click.option("-v", "--verbose", is_flag=True, help="Log what the run does.")
+def main(verbose: bool) -> None:
+    """Lifelong evaluation of LLM agents on Gymnasium environments."""
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+
+
+@main.command()
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="YAML config.")
+@click.option("--env", help="Environment id (default LifelongDB-v0).")
+@click.option("--agent", help="Agent spec (default oracle).")
+@click.option("--output", type=click.Path(file_okay=False), help="Output folder of the run.")
+@click.option("--tasks", help="Task file or shipped task-set name.")
+@click.option("--env-arg", "env_args", multiple=True, help="Environment argument key=value.")
+@click.option("--max-tasks", type=int, help="Stop after this many tasks.")
+@click.option("--callback", "callbacks", multiple=True, help="NAME[:key=value,...]")
+@click.option("--order", type=click.Choice(["sample", "shuffled"]), help="Task order.")
+@click.option("--seed", type=int, help="Seed of the shuffled order.")
+@click.option("--max-consecutive-failures", type=int, help="Stop after this many in a row.")
+@click.option("--overwrite", is_flag=True, default=None, help="Start over instead of resuming.")
+@click.option("--no-progress", "progress", flag_value=False, default=None, help="Be quiet.")
+def run(config_path: str | None, **flags: object) -> None:
+    """Run a lifelong evaluation; the same command again resumes it."""
+    try:
+        flags["env_args"] = parse_env_args(flags["env_args"]) or None  # type: ignore[arg-type]
+        config = load_run_config(config_path, flags)
+        runner = build_runner(config)
+        try:
+            runner.run()
+        finally:
+            runner.env.close()
+    except USER_ERRORS as error:
+        raise click.ClickException(str(error)) from None
+    except KeyboardInterrupt:
+        click.echo("\ninterrupted; run the same command again to resume", err=True)
+        raise SystemExit(130) from None
+    click.echo(f"results in {config.output}")
+
+
+@main.command()
+@click.argument("output", type=click.Path(exists=True, file_okay=False))
+def report(output: str) -> None:
+    """Print the metrics of a finished or partial run and write its plots."""
+    try:
+        metrics, plots = report_run(Path(output))
+    except (FileNotFoundError, RunDirectoryError) as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(format_report(metrics))
+    for path in plots:
+        click.echo(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

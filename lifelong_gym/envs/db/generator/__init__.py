@@ -1,0 +1,140 @@
+"""A seeded generator of DB tasks covering the 22 skills, with truth found by execution."""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections import Counter
+from collections.abc import Callable
+
+from faker import Faker
+
+from ..backends import DatabaseBackend, SqliteBackend
+from ..tasks import DBTask
+from .context import Built, Context
+from .domains import DOMAINS, TableMaker
+from .grouped import grouped
+from .queries import aggregate, listing
+from .skills import SKILLS, skills_of
+from .truth import agrees, execute_truth
+from .writes import delete, insert, update
+
+logger = logging.getLogger(__name__)
+
+Builder = Callable[[Context, set[str]], Built | None]
+MIN_ROWS, MAX_ROWS = 5, 60
+MIN_PER_SKILL = 20
+# Faker's name lists change between releases: the shipped set was made with this one.
+SHIPPED_WITH_FAKER = "40.63.0"
+
+_QUERIES: tuple[Builder, ...] = (listing, aggregate, grouped)
+_SORTED: tuple[Builder, ...] = (listing, grouped)
+_FILTERED: tuple[Builder, ...] = (listing, aggregate, update, delete)
+_SUBQUERIES: tuple[Builder, ...] = (listing, aggregate)
+
+
+def builders_for(skill: str) -> tuple[Builder, ...]:
+    """The builders that can make a task using `skill`."""
+    if skill in ("insert", "update", "delete"):
+        return ({"insert": insert, "update": update, "delete": delete}[skill],)
+    if skill.startswith("where_"):
+        return _FILTERED
+    if skill.startswith(("order_by_", "limit_")):
+        return _SORTED
+    if skill.startswith(("group_by_", "having_")):
+        return (grouped,)
+    if skill.startswith("subquery_"):
+        return _SUBQUERIES
+    return _QUERIES
+
+
+class Generator:
+    """Makes tasks one by one, sampling rarely used skills more often."""
+
+    def __init__(self, seed: int, check: DatabaseBackend | None = None):
+        self.rng = random.Random(seed)
+        faker = Faker("en_US")
+        faker.seed_instance(seed)
+        self.maker = TableMaker(self.rng, faker)
+        self.counts: Counter[str] = Counter()
+        self.truth_backend = SqliteBackend()
+        self.check = check
+        self.disagreements = 0
+
+    def next_task(self, index: int) -> DBTask:
+        """The next task, tried until one is sound (and agrees on the check back-end)."""
+        for _ in range(1000):
+            task = self._attempt(index)
+            if task is None:
+                continue
+            if self.check is not None and not agrees(self.check, task):
+                self.disagreements += 1
+                logger.info(
+                    "dropped a task the check back-end scores differently: %s", task.reference_sql
+                )
+                continue
+            self.counts.update(task.skills)
+            return task
+        raise RuntimeError("the generator failed to make a task in 1000 attempts")
+
+    def _attempt(self, index: int) -> DBTask | None:
+        rng = self.rng
+        weights = [1.0 / (1 + self.counts[skill]) ** 2 for skill in SKILLS]
+        skill = rng.choices(SKILLS, weights)[0]
+        build = rng.choice(builders_for(skill))
+        domain = rng.choice(DOMAINS)
+        table = self.maker.table(domain, rng.randint(MIN_ROWS, MAX_ROWS))
+        context = Context(rng, domain, table, self.maker)
+        try:
+            built = build(context, {skill})
+        finally:
+            context.close()
+        if built is None:
+            return None
+        skills = skills_of(built.statements)
+        if skill not in skills:
+            return None
+        answer = execute_truth(self.truth_backend, table, built.statements, "select" in skills)
+        if answer is None:
+            return None
+        return DBTask(
+            index=index,
+            skills=skills,
+            instruction=built.instruction,
+            table_info=table,
+            answer_info=answer,
+            reference_sql=built.statements,
+        )
+
+
+def generate_tasks(count: int, seed: int, *, check: DatabaseBackend | None = None) -> list[DBTask]:
+    """`count` tasks made from `seed`; with `check`, only tasks it scores the same way."""
+    generator = Generator(seed, check)
+    tasks = [generator.next_task(index) for index in range(count)]
+    if generator.disagreements:
+        logger.warning("dropped %d tasks the check back-end disagreed on", generator.disagreements)
+    return tasks
+
+
+def sample_order(indices: list[int], seed: int) -> list[int]:
+    """The lifelong order of a task set: a fixed permutation of its indices made from `seed`."""
+    order = list(indices)
+    random.Random(f"order-{seed}").shuffle(order)
+    return order
+
+
+def skill_counts(tasks: list[DBTask]) -> dict[str, int]:
+    """How many tasks use each of the 22 skills."""
+    counts = Counter(skill for task in tasks for skill in task.skills)
+    return {skill: counts[skill] for skill in SKILLS}
+
+
+__all__ = [
+    "MIN_PER_SKILL",
+    "SHIPPED_WITH_FAKER",
+    "SKILLS",
+    "generate_tasks",
+    "sample_order",
+    "skill_counts",
+    "skills_of",
+]

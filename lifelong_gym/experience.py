@@ -1,0 +1,192 @@
+"""Remembered experiences: finished sessions kept for replay, chosen and put into prompts.
+
+Written once for every lifelong method that replays experience, whether it runs as a
+Gymnasium wrapper in a plain loop or as a runner callback. An experience keeps the task's
+own text (the environment's shared instructions stripped), the agent's replies and the
+observations, so that many fit a prompt; the instructions appear once, in the new prompt.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+from pydantic import BaseModel
+
+from lifelong_gym.session import ChatMessage, EvaluationOutcome, Role, Session, SessionStatus
+
+Strategy = Literal["recent", "relevant"]
+STRATEGIES: tuple[str, ...] = ("recent", "relevant")
+HEADING = "Here are tasks you solved before, with your replies and what you observed:"
+CLOSING = "That is the end of the earlier tasks. Now solve the new task below."
+
+
+class Experience(BaseModel):
+    """One solved task as it can be replayed."""
+
+    task_index: int
+    skills: list[str]
+    opening: str
+    turns: list[ChatMessage]
+
+    def render(self, number: int, task: str) -> str:
+        """The experience as prompt text, `task` being its opening without the instructions."""
+        lines = [f"### Earlier task {number}", task]
+        for message in self.turns:
+            who = "Your reply" if message.role == Role.AGENT else "Observation"
+            lines.append(f"{who}:\n{message.content}")
+        return "\n\n".join(lines)
+
+
+def split_instructions(prompt: str, other: str) -> tuple[str, str]:
+    """Split `prompt` into the instructions it shares with `other` and its own task text.
+
+    The shared part ends at the last paragraph break within the common prefix, so that a
+    task text that happens to start like another task's is not cut mid-paragraph.
+    """
+    common = 0
+    for a, b in zip(prompt, other, strict=False):
+        if a != b:
+            break
+        common += 1
+    if common == len(prompt) == len(other):
+        return prompt, ""
+    cut = prompt.rfind("\n\n", 0, common + 1)
+    if cut <= 0:
+        return "", prompt
+    return prompt[:cut], prompt[cut + 2 :]
+
+
+def is_solved(session: Session) -> bool:
+    """Whether a session is worth replaying: completed and correct (the benchmark's rule)."""
+    return (
+        session.status == SessionStatus.COMPLETED and session.outcome == EvaluationOutcome.CORRECT
+    )
+
+
+class ExperienceMemory:
+    """Solved sessions in the order they finished, and the choice of which to replay."""
+
+    def __init__(
+        self,
+        n: int = 4,
+        strategy: Strategy = "recent",
+        *,
+        token_budget: int | None = None,
+        count_tokens: Callable[[str], int] | None = None,
+    ):
+        if n < 0:
+            raise ValueError(f"n must be 0 or more, got {n}")
+        if strategy not in STRATEGIES:
+            raise ValueError(f"strategy={strategy!r} is unknown; choose one of {STRATEGIES}")
+        if token_budget is not None and count_tokens is None:
+            raise ValueError("a token_budget needs count_tokens (the model's tokenizer)")
+        self.n = n
+        self.strategy = strategy
+        self.token_budget = token_budget
+        self.count_tokens = count_tokens
+        self.experiences: list[Experience] = []
+        self.instructions: str | None = None  # learned from two different openings
+        self._first_opening: str | None = None
+
+    # -- remembering ------------------------------------------------------------------
+
+    def remember(self, session: Session, opening: str) -> bool:
+        """Keep a finished session if it was solved; `opening` is its prompt as the env gave it."""
+        self._learn(opening)
+        if not is_solved(session):
+            return False
+        self.experiences.append(
+            Experience(
+                task_index=session.task_index,
+                skills=list(session.skills),
+                opening=opening,
+                turns=[m.model_copy() for m in session.chat_history[1:]],
+            )
+        )
+        return True
+
+    # -- replaying --------------------------------------------------------------------
+
+    def select(self, skills: Sequence[str], task: str) -> list[Experience]:
+        """The experiences to replay for a new task (its skills and task text), best first."""
+        if self.n == 0 or not self.experiences:
+            return []
+        if self.strategy == "recent":
+            return list(reversed(self.experiences[-self.n :]))
+        wanted = set(skills)
+
+        def relevance(item: tuple[int, Experience]) -> tuple[int, float, int]:
+            position, experience = item
+            shared = len(wanted & set(experience.skills))
+            text = self.task_text(experience.opening)
+            similar = difflib.SequenceMatcher(None, task, text, autojunk=False).ratio()
+            return (shared, similar, position)
+
+        ranked = sorted(enumerate(self.experiences), key=relevance, reverse=True)
+        return [experience for _, experience in ranked[: self.n]]
+
+    def prompt_with_experiences(
+        self, opening: str, skills: Sequence[str], *, reserve: int = 0
+    ) -> tuple[str, list[int]]:
+        """The opening prompt with chosen experiences between instructions and task.
+
+        With a token budget, experiences are dropped (least relevant first) until the
+        prompt plus `reserve` tokens (room for the replies) fits. Returns the prompt and
+        the task indices of the experiences it holds.
+        """
+        self._learn(opening)
+        task = self.task_text(opening)
+        instructions = opening[: len(opening) - len(task)].rstrip("\n")
+        chosen = self.select(skills, task)
+        while True:
+            parts = [instructions] if instructions else []
+            if chosen:
+                parts.append(HEADING)
+                parts.extend(
+                    e.render(i, self.task_text(e.opening)) for i, e in enumerate(chosen, start=1)
+                )
+                parts.append(CLOSING)
+            prompt = "\n\n".join([*parts, task])
+            if not chosen or self._fits(prompt, reserve):
+                return prompt, [e.task_index for e in chosen]
+            chosen = chosen[:-1]
+
+    def task_text(self, opening: str) -> str:
+        """An opening prompt without the environment's shared instructions."""
+        if self.instructions and opening.startswith(self.instructions + "\n\n"):
+            return opening[len(self.instructions) + 2 :]
+        return opening
+
+    # -- state ------------------------------------------------------------------------
+
+    def state(self) -> dict:
+        """The memory as JSON-ready values."""
+        return {
+            "experiences": [e.model_dump(mode="json") for e in self.experiences],
+            "instructions": self.instructions,
+            "first_opening": self._first_opening,
+        }
+
+    def load_state(self, state: dict) -> None:
+        """Take back what `state()` returned."""
+        self.experiences = [Experience.model_validate(e) for e in state.get("experiences", [])]
+        self.instructions = state.get("instructions")
+        self._first_opening = state.get("first_opening")
+
+    # -- internals --------------------------------------------------------------------
+
+    def _learn(self, opening: str) -> None:
+        """Learn the shared instructions from the first two different openings seen."""
+        if self.instructions is not None:
+            return
+        if self._first_opening is None:
+            self._first_opening = opening
+        elif opening != self._first_opening:
+            self.instructions = split_instructions(opening, self._first_opening)[0]
+
+    def _fits(self, prompt: str, reserve: int) -> bool:
+        if self.token_budget is None or self.count_tokens is None:
+            return True
+        return self.count_tokens(prompt) + reserve <= self.token_budget

@@ -1,0 +1,109 @@
+"""The settings of a lifelong run, from a YAML file or command-line flags, and what they build."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import gymnasium as gym
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from lifelong_gym.agents import make_agent
+from lifelong_gym.callbacks import make_callback, parse_assignment
+from lifelong_gym.runner import Runner
+
+
+class RunConfigError(ValueError):
+    """A run config that cannot be used; the message names the setting to fix."""
+
+
+class RunConfig(BaseModel):
+    """Everything a run needs; a YAML file and the `run` command's flags both produce one."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    env: str = Field("LifelongDB-v0", description="registered environment id")
+    agent: str = Field("oracle", description="agent spec, e.g. oracle")
+    output: Path = Field(description="output folder of the run")
+    tasks: str | None = Field(None, description="task file or shipped task-set name")
+    env_args: dict[str, Any] = Field(default_factory=dict, description="environment kwargs")
+    max_tasks: int | None = Field(None, ge=1, description="stop after this many tasks")
+    callbacks: list[str] = Field(default_factory=list, description="NAME[:key=value,...]")
+    order: Literal["sample", "shuffled"] = "sample"
+    seed: int | None = None
+    max_consecutive_failures: int | None = Field(10, ge=1)
+    overwrite: bool = Field(False, description="start over instead of resuming")
+    progress: bool = True
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that decide what is run (a resumed run must match them).
+
+        Where the results go, how many tasks to run, when to give up and how to show
+        progress may change between a run and its resumption.
+        """
+        return self.model_dump(
+            mode="json",
+            exclude={"output", "max_tasks", "overwrite", "progress", "max_consecutive_failures"},
+        )
+
+
+def load_run_config(path: str | Path | None, overrides: dict[str, Any]) -> RunConfig:
+    """Read a YAML config (if given) and apply the flags that were set on top of it."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as error:
+            raise RunConfigError(f"cannot read config {path}: {error}") from None
+        if not isinstance(loaded, dict | None):
+            raise RunConfigError(f"config {path} must be a mapping of settings")
+        data = {key.replace("-", "_"): value for key, value in (loaded or {}).items()}
+    data.update({key: value for key, value in overrides.items() if value not in (None, ())})
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in error.errors()
+        )
+        raise RunConfigError(f"invalid run config: {problems}") from None
+
+
+def parse_env_args(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """`--env-arg key=value` flags as keyword arguments."""
+    try:
+        return dict(parse_assignment(item) for item in items)
+    except ValueError as error:
+        raise RunConfigError(f"--env-arg {error}") from None
+
+
+def build_runner(config: RunConfig) -> Runner:
+    """Make the environment, agent and callbacks a config names, and a runner over them."""
+    kwargs = dict(config.env_args)
+    if config.tasks is not None:
+        kwargs["tasks"] = config.tasks
+    try:
+        env = gym.make(config.env, **kwargs)
+    except gym.error.Error as error:
+        raise RunConfigError(f"env {config.env!r}: {error}") from None
+    except TypeError as error:
+        raise RunConfigError(f"env {config.env!r} does not take these env_args: {error}") from None
+    try:
+        agent = make_agent(config.agent, env.unwrapped.tasks)
+        callbacks = [make_callback(spec) for spec in config.callbacks]
+    except Exception:
+        env.close()
+        raise
+    return Runner(
+        env,
+        agent,
+        callbacks,
+        output_dir=config.output,
+        max_tasks=config.max_tasks,
+        order=config.order,
+        seed=config.seed,
+        max_consecutive_failures=config.max_consecutive_failures,
+        config=config.identity(),
+        restart=config.overwrite,
+        progress=config.progress,
+    )

@@ -1,0 +1,183 @@
+"""A run's output folder: finished sessions as JSON Lines, plus config, state and metrics.
+
+`sessions.jsonl` is the record of the run: one line per finished session, appended with
+a single `write` as soon as the session ends. When a session changed the callbacks'
+state, its line says so (`"state_changed": true`) and `state.json` (the states and the
+count of sessions they follow) is replaced atomically right after it (write a temporary
+file, then `os.replace`); runs whose callbacks keep no state never rewrite it. A session
+whose line is on disk but whose state is not (the process was killed in between) is
+dropped on resume and run again, so a kill loses at most the session in flight.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from lifelong_gym.session import Session
+
+STATE_CHANGED = "state_changed"
+SESSIONS_FILE = "sessions.jsonl"
+STATE_FILE = "state.json"
+CONFIG_FILE = "config.json"
+METRICS_FILE = "metrics.json"
+LOCK_FILE = ".lock"
+RUN_FILES = (SESSIONS_FILE, STATE_FILE, CONFIG_FILE, METRICS_FILE)
+
+
+class RunDirectoryError(RuntimeError):
+    """An output folder that cannot be used as it is; the message says what to do."""
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Replace `path` with `data` as JSON, so readers see the old file or the new one."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def read_sessions(path: Path) -> tuple[list[Session], list[int], list[bool]]:
+    """The sessions of a `sessions.jsonl`, where each line ends, and which changed state.
+
+    Bytes after the last newline (a write cut short by a killed process) are ignored; a
+    damaged complete line is an error.
+    """
+    if not path.exists():
+        return [], [], []
+    complete, newline, _torn = path.read_bytes().rpartition(b"\n")
+    sessions: list[Session] = []
+    ends: list[int] = []
+    changed: list[bool] = []
+    offset = 0
+    for number, line in enumerate(complete.split(b"\n") if newline else [], start=1):
+        offset += len(line) + 1
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            changed.append(bool(record.pop(STATE_CHANGED, False)))
+            sessions.append(Session.model_validate(record))
+        except (ValueError, ValidationError, AttributeError, TypeError) as error:
+            raise RunDirectoryError(
+                f"{path}:{number} is not a session record ({error}); the file was "
+                "edited or damaged: repair it or start over with --overwrite"
+            ) from None
+        ends.append(offset)
+    return sessions, ends, changed
+
+
+class RunDirectory:
+    """The output folder of one run: a lock, the session record, config, state, metrics."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._lock = (self.path / LOCK_FILE).open("w")
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._lock.close()
+            raise RunDirectoryError(
+                f"{self.path} is in use by another run; wait for it or choose another output"
+            ) from None
+        self._sessions_fd: int | None = None
+        self.sessions_done = 0
+
+    @property
+    def sessions_path(self) -> Path:
+        """Where the finished sessions are recorded."""
+        return self.path / SESSIONS_FILE
+
+    def read_json(self, name: str) -> Any:
+        """A JSON file of the run, or None when it is absent."""
+        file = self.path / name
+        return json.loads(file.read_text(encoding="utf-8")) if file.exists() else None
+
+    def write_json(self, name: str, data: Any) -> None:
+        """Replace a JSON file of the run atomically."""
+        write_json_atomic(self.path / name, data)
+
+    def clear(self) -> None:
+        """Delete the run's own files (sessions, state, config, metrics), nothing else."""
+        self._close_sessions()
+        for name in RUN_FILES:
+            (self.path / name).unlink(missing_ok=True)
+        self.sessions_done = 0
+
+    def load(self) -> tuple[list[Session], dict[str, Any]]:
+        """The sessions done so far and the callbacks' states, repairing a torn tail.
+
+        When the process died after a session's line but before its state, that line is
+        dropped so that the session is run again with the state it started from.
+        """
+        sessions, ends, changed = read_sessions(self.sessions_path)
+        state = self.read_json(STATE_FILE) or {"sessions": 0, "callbacks": {}}
+        saved = int(state["sessions"])
+        last_change = max((i + 1 for i, c in enumerate(changed) if c), default=0)
+        if last_change == len(sessions) and last_change == saved + 1:
+            sessions.pop()  # killed between the line and its state
+            last_change = max((i + 1 for i, c in enumerate(changed[:-1]) if c), default=0)
+        if last_change != saved:
+            raise RunDirectoryError(
+                f"{self.path}: {STATE_FILE} follows session {saved} but {SESSIONS_FILE} "
+                f"last changed the callbacks' state at session {last_change}; the folder "
+                "was edited or damaged: start over with --overwrite"
+            )
+        good = ends[len(sessions) - 1] if sessions else 0
+        if self.sessions_path.exists() and self.sessions_path.stat().st_size != good:
+            os.truncate(self.sessions_path, good)
+        self.sessions_done = len(sessions)
+        return sessions, dict(state.get("callbacks", {}))
+
+    def append_session(self, session: Session, callback_states: dict[str, Any] | None) -> None:
+        """Record a finished session; then, if given (they changed), the callbacks' states."""
+        if self._sessions_fd is None:
+            self._sessions_fd = os.open(
+                self.sessions_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644
+            )
+        line = session.model_dump_json().encode()
+        if callback_states is not None:
+            line = line[:-1] + f',"{STATE_CHANGED}":true}}'.encode()
+        line += b"\n"
+        written = os.write(self._sessions_fd, line)
+        if written != len(line):
+            raise OSError(f"short write to {self.sessions_path} ({written} of {len(line)})")
+        self.sessions_done += 1
+        if callback_states is not None:
+            state = {"sessions": self.sessions_done, "callbacks": callback_states}
+            self.write_json(STATE_FILE, state)
+
+    def close(self) -> None:
+        """Close the session record and release the folder's lock."""
+        self._close_sessions()
+        self._lock.close()
+
+    def _close_sessions(self) -> None:
+        if self._sessions_fd is not None:
+            os.close(self._sessions_fd)
+            self._sessions_fd = None
+
+
+def config_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """The settings that differ between two configs, as `dotted.key: old -> new` lines."""
+    before, after = _flatten(saved), _flatten(current)
+    return [
+        f"{key}: {before.get(key)!r} -> {after.get(key)!r}"
+        for key in sorted(set(before) | set(after))
+        if before.get(key) != after.get(key)
+    ]
+
+
+def _flatten(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in config.items():
+        if isinstance(value, dict) and value:
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat

@@ -1,0 +1,70 @@
+"""`ExperienceReplay`: put earlier solved tasks into each new task's prompt."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+from gymnasium.utils import RecordConstructorArgs
+
+from lifelong_gym.experience import ExperienceMemory, Strategy
+from lifelong_gym.spaces import UnicodeText
+
+DEFAULT_REPLY_RESERVE = 1024
+
+
+class ExperienceReplay(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
+    """Replays the last `n` (or the `n` most relevant) solved sessions in each opening prompt.
+
+    The benchmark's experience replay, for a plain Gymnasium loop: at every reset the
+    chosen experiences are put between the environment's instructions and the new task,
+    and the live session's first message is set to that prompt, so the session records
+    what the agent saw. `info["replayed"]` lists the task indices replayed. With
+    `token_budget` and `count_tokens` (the model's tokenizer), experiences are dropped
+    until the prompt plus `reply_reserve` tokens fits the budget.
+    """
+
+    def __init__(
+        self,
+        env: gym.Env[str, str],
+        n: int = 4,
+        strategy: Strategy = "recent",
+        token_budget: int | None = None,
+        count_tokens: Callable[[str], int] | None = None,
+        reply_reserve: int = DEFAULT_REPLY_RESERVE,
+    ):
+        RecordConstructorArgs.__init__(
+            self, n=n, strategy=strategy, token_budget=token_budget, reply_reserve=reply_reserve
+        )
+        gym.Wrapper.__init__(self, env)
+        self.memory = ExperienceMemory(
+            n, strategy, token_budget=token_budget, count_tokens=count_tokens
+        )
+        self.reply_reserve = reply_reserve
+        inner = env.observation_space
+        limit = getattr(inner, "max_length", 16_000)
+        self.observation_space = UnicodeText(limit * (n + 1))
+        self._opening: str | None = None
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """Start the next task with chosen experiences in its prompt."""
+        obs, info = self.env.reset(seed=seed, options=options)
+        self._opening = obs
+        prompt, replayed = self.memory.prompt_with_experiences(
+            obs, info.get("skills", []), reserve=self.reply_reserve
+        )
+        session = self.env.unwrapped.session
+        session.chat_history[0].content = prompt
+        session.details["replayed"] = replayed
+        return prompt, {**info, "replayed": replayed}
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Step the task; remember it when it ends solved."""
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        if (terminated or truncated) and self._opening is not None:
+            self.memory.remember(self.env.unwrapped.session, self._opening)
+            self._opening = None
+        return obs, reward, terminated, truncated, info

@@ -1,0 +1,106 @@
+"""`LifelongTaskSequence`: a task set as one ordered stream of episodes, with its record."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.utils import RecordConstructorArgs
+
+from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics, compute_metrics
+from lifelong_gym.session import EvaluationOutcome, Session
+from lifelong_gym.tasks import TaskSet
+
+OrderName = Literal["sample", "shuffled"]
+ORDERS: tuple[str, ...] = ("sample", "shuffled")
+
+
+def task_order(tasks: TaskSet, order: str = "sample", seed: int | None = None) -> list[int]:
+    """The sample indices of a lifelong run: the set's sample order or a seeded permutation."""
+    if order == "sample":
+        return list(tasks.order)
+    if order == "shuffled":
+        if seed is None:
+            raise ValueError('order="shuffled" needs a seed so that a run can be repeated')
+        permutation = np.random.default_rng(seed).permutation(len(tasks.order))
+        return [tasks.order[int(i)] for i in permutation]
+    raise ValueError(f"order must be one of {', '.join(ORDERS)}; got {order!r}")
+
+
+class LifelongTaskSequence(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
+    """Runs a lifelong environment's task set as one ordered stream, one task per episode.
+
+    Each `reset()` starts the next task of the stream (the set's sample order, or a
+    seeded permutation with `order="shuffled"`) by passing `options={"task_index": i}`
+    to the inner environment; an explicit `options["task_index"]` is honoured and does
+    not advance the stream. After the last task the stream starts over; a reset given a
+    `seed` starts a new run (the stream from its start, an empty record), so that seeded
+    resets repeat exactly, as `check_env` expects. Every finished
+    session is kept (a copy of `env.unwrapped.session`), and the `info` of the step that
+    ends an episode carries `info["lifelong"]`: the running session count, success rate
+    and stream position. `calculate_metric()` returns the full record.
+
+    Args:
+        env: an environment whose `unwrapped` is a `LifelongEnv` (it has `tasks` and
+            `session`).
+        order: "sample" (the task set's own order) or "shuffled" (needs `seed`).
+        seed: seed of the permutation when `order="shuffled"`.
+        window: width of the sliding window of the learning curve.
+    """
+
+    def __init__(
+        self,
+        env: gym.Env[str, str],
+        order: OrderName = "sample",
+        seed: int | None = None,
+        window: int = DEFAULT_WINDOW,
+    ):
+        RecordConstructorArgs.__init__(self, order=order, seed=seed, window=window)
+        gym.Wrapper.__init__(self, env)
+        self.order = task_order(env.unwrapped.tasks, order, seed)
+        self.window = window
+        self.position = 0
+        self.sessions: list[Session] = []
+        self._correct = 0
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """Start the next task of the stream (or `options["task_index"]` when given)."""
+        if seed is not None:  # a new run: seeded resets and their steps repeat exactly
+            self.position, self.sessions, self._correct = 0, [], 0
+        options = dict(options or {})
+        if options.get("task_index") is None:
+            options["task_index"] = self.order[self.position % len(self.order)]
+            self.position += 1
+        return self.env.reset(seed=seed, options=options)
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Step the inner environment; record the session when the episode ends."""
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        if terminated or truncated:
+            session = self.env.unwrapped.session
+            if session is not None:
+                self._record(session)
+            info["lifelong"] = self.running_figures()
+        return observation, reward, terminated, truncated, info
+
+    def running_figures(self) -> dict[str, Any]:
+        """Sessions so far, their success rate and the position in the stream."""
+        count = len(self.sessions)
+        return {
+            "sessions": count,
+            "correct": self._correct,
+            "success_rate": self._correct / count if count else 0.0,
+            "position": self.position,
+            "stream_length": len(self.order),
+        }
+
+    def calculate_metric(self) -> LifelongMetrics:
+        """The cumulative record: success overall, per skill and per status, learning curve."""
+        return compute_metrics(self.sessions, window=self.window)
+
+    def _record(self, session: Session) -> None:
+        self.sessions.append(session.model_copy(deep=True))
+        self._correct += session.outcome == EvaluationOutcome.CORRECT
