@@ -1,0 +1,207 @@
+"""Where SPARQL runs: an embedded Oxigraph store, or any SPARQL 1.1 endpoint."""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import time
+import urllib.error
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from pathlib import Path
+from typing import IO, Any
+from urllib.parse import urlparse
+
+from lifelong_gym.envs.kg.sparql import NS
+
+logger = logging.getLogger(__name__)
+
+SHIPPED_GRAPH = Path(__file__).resolve().parents[2] / "data" / "kg" / "graph.nt.gz"
+GRAPH_FORMATS = {".nt": "N_TRIPLES", ".ttl": "TURTLE"}
+
+Row = tuple[str | None, ...]
+
+
+class QueryTimeout(Exception):
+    """A query ran past its time limit (the agent's query, so the task goes on)."""
+
+
+class BackendError(Exception):
+    """The store itself failed: unreachable, refused the query, or broken."""
+
+
+def short_name(value: str) -> str:
+    """A Freebase IRI as its short name (`m.0abc12`); other values unchanged."""
+    return value[len(NS) :] if value.startswith(NS) else value
+
+
+class KGBackend(ABC):
+    """A read-only SPARQL store answering SELECT queries as rows of short names."""
+
+    def __init__(self, timeout: float):
+        if timeout <= 0:
+            raise ValueError(f"query_timeout must be positive, got {timeout}")
+        self.timeout = timeout
+
+    @abstractmethod
+    def select(self, query: str) -> list[Row]:
+        """Run a SELECT query; raise QueryTimeout or BackendError on failure."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Free the store or connection; safe to call twice."""
+
+
+class OxigraphBackend(KGBackend):
+    """An in-memory Oxigraph store loaded from an N-Triples or Turtle file (optionally .gz).
+
+    Queries run on one worker thread, so a query past its time limit returns control at
+    once; Oxigraph cannot cancel it, and the next query waits for it to end.
+    """
+
+    def __init__(self, graph: str | Path | None = None, *, timeout: float = 10.0):
+        super().__init__(timeout)
+        self.path = Path(graph).expanduser() if graph is not None else SHIPPED_GRAPH
+        if not self.path.is_file():
+            raise FileNotFoundError(
+                f"graph={str(self.path)!r} is not a file; pass the path of an N-Triples (.nt) "
+                "or Turtle (.ttl) file, optionally gzip-compressed (.nt.gz, .ttl.gz)"
+            )
+        self._format = graph_format(self.path)
+        self._store: Any = None
+        self._pool: ThreadPoolExecutor | None = None
+
+    def store(self) -> Any:
+        """The loaded store (loaded on first use)."""
+        if self._store is None:
+            self._store = load_store(self.path, self._format)
+        return self._store
+
+    def select(self, query: str) -> list[Row]:
+        """Run a SELECT query on the embedded store."""
+        store = self.store()
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="oxigraph-query")
+        deadline = time.monotonic() + self.timeout
+        future = self._pool.submit(_collect, store, query, deadline)
+        try:
+            return future.result(timeout=self.timeout + 0.5)
+        except FutureTimeout:
+            raise QueryTimeout(f"the query ran longer than {self.timeout:g} s") from None
+
+    def close(self) -> None:
+        """Drop the store and the worker thread."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+        self._store = None
+
+
+def graph_format(path: Path) -> str:
+    """The pyoxigraph format name for a graph file, from its suffix."""
+    suffixes = path.suffixes
+    core = suffixes[-2] if suffixes and suffixes[-1] == ".gz" and len(suffixes) > 1 else None
+    suffix = core or (suffixes[-1] if suffixes else "")
+    if suffix not in GRAPH_FORMATS:
+        raise ValueError(
+            f"graph file {path} must end in .nt, .ttl, .nt.gz or .ttl.gz "
+            "(N-Triples or Turtle with Freebase-style IRIs)"
+        )
+    return GRAPH_FORMATS[suffix]
+
+
+def load_store(path: Path, format_name: str) -> Any:
+    """A new in-memory Oxigraph store holding the triples of `path`."""
+    import pyoxigraph
+
+    store = pyoxigraph.Store()
+    opener: Any = gzip.open if path.suffix == ".gz" else open
+    handle: IO[bytes]
+    with opener(path, "rb") as handle:
+        try:
+            store.bulk_load(handle, format=getattr(pyoxigraph.RdfFormat, format_name))
+        except SyntaxError as error:
+            raise ValueError(
+                f"graph file {path} does not parse as {format_name}: {error}"
+            ) from None
+    return store
+
+
+def _collect(store: Any, query: str, deadline: float) -> list[Row]:
+    rows, finished = _read_rows(store, query, deadline)
+    if not finished:  # raised here, once Oxigraph's objects are gone: they must die on this thread
+        raise QueryTimeout("the query ran past its time limit")
+    return rows
+
+
+def _read_rows(store: Any, query: str, deadline: float) -> tuple[list[Row], bool]:
+    try:
+        solutions = store.query(query)
+    except SyntaxError as error:
+        raise BackendError(f"the store rejected the query: {error}") from None
+    names = [v.value for v in solutions.variables]
+    rows: list[Row] = []
+    for solution in solutions:
+        rows.append(tuple(_term_text(solution[n]) for n in names))
+        if time.monotonic() > deadline:
+            return rows, False
+    return rows, True
+
+
+def _term_text(term: Any) -> str | None:
+    return None if term is None else short_name(term.value)
+
+
+class SparqlEndpointBackend(KGBackend):
+    """Any SPARQL 1.1 endpoint over HTTP (Virtuoso serving Freebase, Fuseki, ...)."""
+
+    def __init__(self, url: str | None, *, timeout: float = 10.0):
+        super().__init__(timeout)
+        parsed = urlparse(url or "")
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise ValueError(
+                f"backend='sparql' needs url= the http(s) address of a SPARQL endpoint, "
+                f"such as http://127.0.0.1:8890/sparql; got {url!r}"
+            )
+        self.url = str(url)
+
+    def select(self, query: str) -> list[Row]:
+        """Send a SELECT query to the endpoint and read its JSON results."""
+        from SPARQLWrapper import JSON, POST, SPARQLWrapper
+        from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
+
+        client = SPARQLWrapper(self.url)
+        client.setMethod(POST)
+        client.setReturnFormat(JSON)
+        client.setTimeout(max(1, round(self.timeout)))
+        client.setQuery(query)
+        try:
+            result = client.queryAndConvert()
+        except TimeoutError as error:
+            raise QueryTimeout(f"the endpoint did not answer within {self.timeout:g} s") from error
+        except urllib.error.URLError as error:
+            if isinstance(error.reason, TimeoutError):
+                raise QueryTimeout(
+                    f"the endpoint did not answer within {self.timeout:g} s"
+                ) from error
+            raise BackendError(f"the SPARQL endpoint {self.url} is unreachable: {error}") from None
+        except (SPARQLWrapperException, OSError, ValueError) as error:
+            raise BackendError(f"the SPARQL endpoint {self.url} failed: {error}") from None
+        if not isinstance(result, dict) or "results" not in result:
+            raise BackendError(f"the SPARQL endpoint {self.url} did not return JSON results")
+        names = result["head"]["vars"]
+        return [_binding_row(b, names) for b in result["results"]["bindings"]]
+
+    def close(self) -> None:
+        """Nothing to free: every query opens and closes its own connection."""
+
+
+def _binding_row(binding: dict[str, Any], names: Iterable[str]) -> Row:
+    return tuple(short_name(binding[n]["value"]) if n in binding else None for n in names)
+
+
+def iter_values(rows: Iterable[Row]) -> Iterator[str]:
+    """The first column of each row, skipping unbound values."""
+    return (row[0] for row in rows if row and row[0] is not None)
