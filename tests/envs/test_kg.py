@@ -228,6 +228,20 @@ def test_query_past_its_time_limit_is_an_observation() -> None:
         slow.close()
 
 
+def test_join_past_its_time_limit_is_an_observation() -> None:
+    made = LifelongKGEnv()
+    try:
+        entity, relation = _first_relation(0)
+        start(made)
+        made.step(f"Action: get_neighbors({entity}, {relation})")
+        made.backend.timeout = 1e-9  # the count runs on the worker thread
+        observation, _, terminated, _, info = made.step("Action: count(#0)")
+        assert "time limit" in observation and not terminated
+        assert info["turn"] == 2
+    finally:
+        made.close()
+
+
 def test_endpoint_down_ends_the_task_with_an_environment_error() -> None:
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))

@@ -91,12 +91,12 @@ class ActionExecutor:
     # -- the seven actions -------------------------------------------------------------
 
     def _get_relations(self, source: str) -> str:
-        query = sparql.relations_query(self._input(source, "get_relations"), self._limit)
-        return self._list(query, "relations")
+        subject = self._input(source, "get_relations")
+        return self._list(sparql.relations_query(subject, self._limit), subject, "relations")
 
     def _get_attributes(self, source: str) -> str:
-        query = sparql.attributes_query(self._input(source, "get_attributes"), self._limit)
-        return self._list(query, "attributes")
+        subject = self._input(source, "get_attributes")
+        return self._list(sparql.attributes_query(subject, self._limit), subject, "attributes")
 
     def _get_neighbors(self, source: str, relation: str) -> str:
         expr = (
@@ -150,8 +150,9 @@ class ActionExecutor:
             )
         return variable
 
-    def _list(self, query: str, what: str) -> str:
-        names = [v for v in iter_values(self.backend.select(query)) if sparql.RELATION.match(v)]
+    def _list(self, query: str, subject: SExpr, what: str) -> str:
+        rows = self.backend.select(query, bounded=isinstance(subject, str))
+        names = [v for v in iter_values(rows) if sparql.RELATION.match(v)]
         names = sorted(names)
         if len(names) > self.max_results:
             names = names[: self.max_results]
@@ -159,7 +160,7 @@ class ActionExecutor:
         return f"Observation: [{', '.join(names)}]"
 
     def _make(self, expr: SExpr, *, final_only: bool = False) -> str:
-        rows = self.backend.select(sparql.entities_query(expr, self._limit))
+        rows = self.backend.select(sparql.entities_query(expr, self._limit), bounded=_one_hop(expr))
         values = sorted(set(iter_values(rows)))
         truncated = len(values) > self.max_results
         variable = Variable(expr, tuple(values[: self.max_results]), final_only, truncated)
@@ -172,3 +173,8 @@ class ActionExecutor:
             )
         noun = "entity" if len(values) == 1 else "entities"
         return f"Observation: variable {name}, which holds {len(values)} {noun}"
+
+
+def _one_hop(expr: SExpr) -> bool:
+    """Whether a logical form is one relation away from a fixed entity."""
+    return expr[0] == "JOIN" and isinstance(expr[2], str)

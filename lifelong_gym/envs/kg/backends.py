@@ -46,8 +46,12 @@ class KGBackend(ABC):
         self.timeout = timeout
 
     @abstractmethod
-    def select(self, query: str) -> list[Row]:
-        """Run a SELECT query; raise QueryTimeout or BackendError on failure."""
+    def select(self, query: str, *, bounded: bool = False) -> list[Row]:
+        """Run a SELECT query; raise QueryTimeout or BackendError on failure.
+
+        `bounded` marks a query of one triple pattern from a fixed entity: its work is
+        linear in what it returns, so a store may skip the guard against runaway joins.
+        """
 
     @abstractmethod
     def close(self) -> None:
@@ -57,8 +61,10 @@ class KGBackend(ABC):
 class OxigraphBackend(KGBackend):
     """An in-memory Oxigraph store loaded from an N-Triples or Turtle file (optionally .gz).
 
-    Queries run on one worker thread, so a query past its time limit returns control at
-    once; Oxigraph cannot cancel it, and the next query waits for it to end.
+    Oxigraph cannot cancel a query. Bounded queries run on the caller's thread and stop
+    at the first row past the time limit. Others (joins, aggregates) run on a worker
+    thread; one past its limit is left to finish there while later queries get a new
+    worker, so `step` returns in bounded time.
     """
 
     def __init__(self, graph: str | Path | None = None, *, timeout: float = 10.0):
@@ -79,16 +85,20 @@ class OxigraphBackend(KGBackend):
             self._store = load_store(self.path, self._format)
         return self._store
 
-    def select(self, query: str) -> list[Row]:
+    def select(self, query: str, *, bounded: bool = False) -> list[Row]:
         """Run a SELECT query on the embedded store."""
         store = self.store()
+        deadline = time.monotonic() + self.timeout
+        if bounded:
+            return _collect(store, query, deadline)
         if self._pool is None:
             self._pool = ThreadPoolExecutor(1, thread_name_prefix="oxigraph-query")
-        deadline = time.monotonic() + self.timeout
         future = self._pool.submit(_collect, store, query, deadline)
         try:
             return future.result(timeout=self.timeout + 0.5)
         except FutureTimeout:
+            self._pool.shutdown(wait=False)  # the runaway query keeps only its own thread
+            self._pool = None
             raise QueryTimeout(f"the query ran longer than {self.timeout:g} s") from None
 
     def close(self) -> None:
@@ -141,17 +151,12 @@ def _read_rows(store: Any, query: str, deadline: float) -> tuple[list[Row], bool
         solutions = store.query(query)
     except SyntaxError as error:
         raise BackendError(f"the store rejected the query: {error}") from None
-    names = [v.value for v in solutions.variables]
     rows: list[Row] = []
-    for solution in solutions:
-        rows.append(tuple(_term_text(solution[n]) for n in names))
-        if time.monotonic() > deadline:
+    for number, solution in enumerate(solutions):
+        rows.append(tuple([None if term is None else short_name(term.value) for term in solution]))
+        if not number % 256 and time.monotonic() > deadline:
             return rows, False
     return rows, True
-
-
-def _term_text(term: Any) -> str | None:
-    return None if term is None else short_name(term.value)
 
 
 class SparqlEndpointBackend(KGBackend):
@@ -167,7 +172,7 @@ class SparqlEndpointBackend(KGBackend):
             )
         self.url = str(url)
 
-    def select(self, query: str) -> list[Row]:
+    def select(self, query: str, *, bounded: bool = False) -> list[Row]:
         """Send a SELECT query to the endpoint and read its JSON results."""
         from SPARQLWrapper import JSON, POST, SPARQLWrapper
         from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
