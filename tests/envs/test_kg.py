@@ -180,6 +180,16 @@ def test_injection_never_reaches_the_store(env: LifelongKGEnv) -> None:
             check_entity(text)
 
 
+def test_prose_around_the_action_is_ignored(env: LifelongKGEnv) -> None:
+    task = TASKS[0]
+    start(env, 0)
+    observation = env.step(f"Thought: look first.\nAction: {task.action_list[0]}.\nMore.")[0]
+    assert observation.startswith("Observation: [")
+    env.step(f"Action: {task.action_list[1]}")
+    _, reward, terminated, _, info = env.step("So the answer is it.\nFinal Answer: #0.")
+    assert terminated and reward == 1.0 and info["executed"] == [True, True]
+
+
 def test_reply_without_action_fails_validation(env: LifelongKGEnv) -> None:
     start(env)
     _, reward, terminated, _, info = env.step("I think the answer is Paris.")

@@ -38,7 +38,7 @@ def parse_reply(reply: str) -> ActionCall | FinalAnswer | None:
     match = _MARKER.search(reply)
     if match is None:
         return None
-    kind, rest = match.group(1), match.group(2).strip()
+    kind, rest = match.group(1), match.group(2).strip().removesuffix(".").rstrip()
     if kind == "Final Answer":
         return FinalAnswer(rest)
     try:
