@@ -37,11 +37,19 @@ def oracle_steps(env: LifelongKGEnv) -> list[tuple[int, list[str]]]:
     return runs
 
 
-def record_queries(env: LifelongKGEnv, runs: list[tuple[int, list[str]]]) -> list[list[str]]:
-    """The SPARQL each step sends, per step, in replay order."""
-    sent: list[str] = []
+Sent = list[tuple[str, bool]]
+
+
+def record_queries(env: LifelongKGEnv, runs: list[tuple[int, list[str]]]) -> list[Sent]:
+    """The SPARQL each step sends (with its `bounded` flag), per step, in replay order."""
+    sent: Sent = []
     original = env.backend.select
-    env.backend.select = lambda query, **kw: sent.append(query) or original(query, **kw)  # type: ignore
+
+    def recording(query: str, *, bounded: bool = False) -> list:
+        sent.append((query, bounded))
+        return original(query, bounded=bounded)
+
+    env.backend.select = recording  # type: ignore[method-assign]
     per_step = []
     try:
         for index, replies in runs:
@@ -99,25 +107,31 @@ def measure(name: str, env: LifelongKGEnv, floor: Callable[[str], object], repea
         totals.append(total)
         for slot, latency in zip(ours, latencies, strict=True):
             slot.append(latency)
-    pairs = []
+    pairs: dict[str, list[tuple[float, float]]] = {"all": [], "one-pattern": [], "joins": []}
     for step_queries, step_times in zip(queries, ours, strict=True):
         if len(step_queries) != 1:
             continue  # final answers send nothing
+        query, bounded = step_queries[0]
         floor_times = []
         for _ in range(repeat):
             start = time.perf_counter()
-            floor(step_queries[0])
+            floor(query)
             floor_times.append(time.perf_counter() - start)
-        pairs.append((min(step_times), min(floor_times)))
-    ours_ms = [p[0] * 1000 for p in pairs]
-    floor_ms = [p[1] * 1000 for p in pairs]
-    for label, q in (("p50", 50), ("p95", 95)):
-        a, b = percentile(ours_ms, q), percentile(floor_ms, q)
-        print(f"{name:10} {label}  env.step {a:8.3f} ms   floor {b:8.3f} ms   ratio {a / b:5.2f}x")
+        pair = (min(step_times) * 1000, min(floor_times) * 1000)
+        pairs["all"].append(pair)
+        pairs["one-pattern" if bounded else "joins"].append(pair)
+    for group, group_pairs in pairs.items():
+        for label, q in (("p50", 50), ("p95", 95)):
+            a = percentile([p[0] for p in group_pairs], q)
+            b = percentile([p[1] for p in group_pairs], q)
+            print(
+                f"{name:9} {group:12} {label}  env.step {a:7.3f} ms   floor {b:7.3f} ms   "
+                f"ratio {a / b:4.2f}x   ({len(group_pairs)} steps)"
+            )
     steps = sum(len(replies) for _, replies in runs)
     print(
         f"{name:10} whole set: {len(runs)} tasks, {steps} steps, oracle replay "
-        f"{min(totals):.2f} s (best of {repeat}); {len(pairs)} steps with one query each"
+        f"{min(totals):.2f} s (best of {repeat})"
     )
 
 

@@ -346,3 +346,21 @@ def test_user_graph_and_benchmark_records(tmp_path: Path) -> None:
         assert unwrapped.tasks[7].skills == ("get_neighbors", "argmax")
     finally:
         env.close()
+
+
+def test_generator_is_seeded_and_its_tasks_replay(tmp_path: Path) -> None:
+    pytest.importorskip("faker")
+    from lifelong_gym.envs.kg.generate import generate
+
+    first, second = tmp_path / "a", tmp_path / "b"
+    assert generate(7, 2, first, scale=0.1) == generate(7, 2, second, scale=0.1)
+    for name in ("graph.nt.gz", "default.jsonl", "default.order.json"):
+        assert (first / name).read_bytes() == (second / name).read_bytes()
+    made = LifelongKGEnv(tasks=str(first / "default.jsonl"), graph=first / "graph.nt.gz")
+    try:
+        lengths = sorted(len(t.action_list) for t in made.tasks)
+        assert lengths == sorted(list(range(2, 10)) * 2)
+        for task in made.tasks:
+            assert run_oracle(made, task.index)["outcome"] == "correct"
+    finally:
+        made.close()
