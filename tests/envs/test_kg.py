@@ -364,3 +364,29 @@ def test_generator_is_seeded_and_its_tasks_replay(tmp_path: Path) -> None:
             assert run_oracle(made, task.index)["outcome"] == "correct"
     finally:
         made.close()
+
+
+def test_runaway_join_returns_and_later_queries_still_run(tmp_path: Path) -> None:
+    """A join whose work explodes (60^4 paths) is abandoned; the next queries get answers."""
+    ns, n = "http://rdf.freebase.com/ns/", 60
+    lines = []
+    for i in range(n):
+        for j in range(n):
+            lines.append(f"<{ns}m.0a{i}> <{ns}x.y.out> <{ns}m.0b{j}> .")
+            lines.append(f"<{ns}m.0b{j}> <{ns}x.y.back> <{ns}m.0a{i}> .")
+    graph = tmp_path / "dense.nt"
+    graph.write_text("\n".join(lines) + "\n")
+    dense = LifelongKGEnv(graph=graph)
+    try:
+        start(dense)
+        dense.step("Action: get_neighbors(m.0a0, x.y.out)")
+        dense.step("Action: get_neighbors(#0, x.y.back)")
+        dense.step("Action: get_neighbors(#1, x.y.out)")
+        dense.backend.timeout = 0.05
+        observation, _, terminated, _, _ = dense.step("Action: get_neighbors(#2, x.y.back)")
+        assert "ran longer than 0.05 s" in observation and not terminated
+        dense.backend.timeout = 10
+        assert "x.y.out" in dense.step("Action: get_relations(m.0a0)")[0]
+        assert f"the number {n}" in dense.step("Action: count(#0)")[0]
+    finally:
+        dense.close()

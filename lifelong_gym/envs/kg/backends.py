@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import gzip
 import logging
+import queue
+import threading
 import time
 import urllib.error
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlparse
@@ -77,7 +77,7 @@ class OxigraphBackend(KGBackend):
             )
         self._format = graph_format(self.path)
         self._store: Any = None
-        self._pool: ThreadPoolExecutor | None = None
+        self._worker: _QueryWorker | None = None
 
     def store(self) -> Any:
         """The loaded store (loaded on first use)."""
@@ -91,22 +91,54 @@ class OxigraphBackend(KGBackend):
         deadline = time.monotonic() + self.timeout
         if bounded:
             return _collect(store, query, deadline)
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(1, thread_name_prefix="oxigraph-query")
-        future = self._pool.submit(_collect, store, query, deadline)
+        if self._worker is None:
+            self._worker = _QueryWorker()
         try:
-            return future.result(timeout=self.timeout + 0.5)
-        except FutureTimeout:
-            self._pool.shutdown(wait=False)  # the runaway query keeps only its own thread
-            self._pool = None
+            return self._worker.run(lambda: _collect(store, query, deadline), self.timeout + 0.1)
+        except TimeoutError:
+            self._worker.stop()  # it ends once the runaway query does; the next gets a new one
+            self._worker = None
             raise QueryTimeout(f"the query ran longer than {self.timeout:g} s") from None
 
     def close(self) -> None:
-        """Drop the store and the worker thread."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        """Drop the store and stop the worker thread."""
+        if self._worker is not None:
+            self._worker.stop()
+            self._worker = None
         self._store = None
+
+
+class _QueryWorker:
+    """A daemon thread running one query at a time (daemon: a runaway never blocks exit)."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        threading.Thread(target=self._serve, name="oxigraph-query", daemon=True).start()
+
+    def run(self, job: Callable[[], list[Row]], wait: float) -> list[Row]:
+        """The job's result, or TimeoutError when it takes longer than `wait` seconds."""
+        done = threading.Event()
+        outcome: list[Any] = []
+        self._jobs.put((job, done, outcome))
+        if not done.wait(wait):
+            raise TimeoutError
+        rows, error = outcome[0]
+        if error is not None:
+            raise error
+        return rows
+
+    def stop(self) -> None:
+        """Let the thread end after its current job."""
+        self._jobs.put(None)
+
+    def _serve(self) -> None:
+        while (item := self._jobs.get()) is not None:
+            job, done, outcome = item
+            try:
+                outcome.append((job(), None))
+            except Exception as error:  # handed to the caller's thread
+                outcome.append((None, error))
+            done.set()
 
 
 def graph_format(path: Path) -> str:
