@@ -89,6 +89,15 @@ def _endpoint_up(url: str) -> bool:
         return False
 
 
+def test_unguarded_store_gives_the_same_results(env: LifelongKGEnv) -> None:
+    unguarded = LifelongKGEnv(query_timeout=None)
+    try:
+        for task in list(TASKS)[:40]:
+            assert run_oracle(unguarded, task.index) == run_oracle(env, task.index)
+    finally:
+        unguarded.close()
+
+
 def test_oracle_matches_oxigraph_on_virtuoso(env: LifelongKGEnv) -> None:
     if not _endpoint_up(SPARQL_URL):
         pytest.skip(f"no SPARQL endpoint at {SPARQL_URL} (set LIFELONG_GYM_SPARQL_URL)")
@@ -293,6 +302,8 @@ def test_user_errors_name_the_fix(tmp_path: Path) -> None:
         LifelongKGEnv(url=SPARQL_URL)
     with pytest.raises(FileNotFoundError, match="N-Triples"):
         LifelongKGEnv(graph=tmp_path / "missing.nt")
+    with pytest.raises(ValueError, match="query_timeout must be positive or None"):
+        LifelongKGEnv(query_timeout=0)
     (tmp_path / "graph.csv").write_text("a,b\n")
     with pytest.raises(ValueError, match=r"must end in \.nt"):
         LifelongKGEnv(graph=tmp_path / "graph.csv")

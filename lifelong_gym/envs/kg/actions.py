@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from lifelong_gym.envs.kg import sparql
-from lifelong_gym.envs.kg.backends import KGBackend, iter_values
+from lifelong_gym.envs.kg.backends import KGBackend
 from lifelong_gym.envs.kg.sexpr import ACTIONS, ActionCall, SExpr, SExprError, parse_action
 from lifelong_gym.envs.kg.sparql import InvalidArgument
 
@@ -120,7 +120,7 @@ class ActionExecutor:
     def _count(self, source: str) -> str:
         inner = self._variable(source).expr
         rows = self.backend.select(sparql.count_query(inner))
-        number = next(iter_values(rows), "0")
+        number = rows[0] if rows else "0"
         self.variables.append(Variable(("COUNT", inner), (number,), final_only=True))
         return f"Observation: variable #{len(self.variables) - 1}, which is the number {number}"
 
@@ -152,7 +152,7 @@ class ActionExecutor:
 
     def _list(self, query: str, subject: SExpr, what: str) -> str:
         rows = self.backend.select(query, bounded=isinstance(subject, str))
-        names = [v for v in iter_values(rows) if sparql.RELATION.match(v)]
+        names = [v for v in rows if sparql.RELATION.match(v)]
         names = sorted(names)
         if len(names) > self.max_results:
             names = names[: self.max_results]
@@ -161,7 +161,7 @@ class ActionExecutor:
 
     def _make(self, expr: SExpr, *, final_only: bool = False) -> str:
         rows = self.backend.select(sparql.entities_query(expr, self._limit), bounded=_one_hop(expr))
-        values = sorted(set(iter_values(rows)))
+        values = sorted(set(rows))
         truncated = len(values) > self.max_results
         variable = Variable(expr, tuple(values[: self.max_results]), final_only, truncated)
         self.variables.append(variable)

@@ -9,7 +9,7 @@ import threading
 import time
 import urllib.error
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlparse
@@ -20,8 +20,6 @@ logger = logging.getLogger(__name__)
 
 SHIPPED_GRAPH = Path(__file__).resolve().parents[2] / "data" / "kg" / "graph.nt.gz"
 GRAPH_FORMATS = {".nt": "N_TRIPLES", ".ttl": "TURTLE"}
-
-Row = tuple[str | None, ...]
 
 
 class QueryTimeout(Exception):
@@ -40,14 +38,16 @@ def short_name(value: str) -> str:
 class KGBackend(ABC):
     """A read-only SPARQL store answering SELECT queries as rows of short names."""
 
-    def __init__(self, timeout: float):
-        if timeout <= 0:
-            raise ValueError(f"query_timeout must be positive, got {timeout}")
+    def __init__(self, timeout: float | None):
+        if timeout is not None and timeout <= 0:
+            raise ValueError(f"query_timeout must be positive or None, got {timeout}")
         self.timeout = timeout
 
     @abstractmethod
-    def select(self, query: str, *, bounded: bool = False) -> list[Row]:
-        """Run a SELECT query; raise QueryTimeout or BackendError on failure.
+    def select(self, query: str, *, bounded: bool = False) -> list[str]:
+        """The bound values of a one-variable SELECT query, as short names.
+
+        Raises QueryTimeout or BackendError on failure.
 
         `bounded` marks a query of one triple pattern from a fixed entity: its work is
         linear in what it returns, so a store may skip the guard against runaway joins.
@@ -64,10 +64,11 @@ class OxigraphBackend(KGBackend):
     Oxigraph cannot cancel a query. Bounded queries run on the caller's thread and stop
     at the first row past the time limit. Others (joins, aggregates) run on a worker
     thread; one past its limit is left to finish there while later queries get a new
-    worker, so `step` returns in bounded time.
+    worker, so `step` returns in bounded time. With `timeout=None` every query runs on the
+    caller's thread, unguarded: faster, for trusted agents only.
     """
 
-    def __init__(self, graph: str | Path | None = None, *, timeout: float = 10.0):
+    def __init__(self, graph: str | Path | None = None, *, timeout: float | None = 10.0):
         super().__init__(timeout)
         self.path = Path(graph).expanduser() if graph is not None else SHIPPED_GRAPH
         if not self.path.is_file():
@@ -85,9 +86,11 @@ class OxigraphBackend(KGBackend):
             self._store = load_store(self.path, self._format)
         return self._store
 
-    def select(self, query: str, *, bounded: bool = False) -> list[Row]:
+    def select(self, query: str, *, bounded: bool = False) -> list[str]:
         """Run a SELECT query on the embedded store."""
         store = self.store()
+        if self.timeout is None:
+            return _collect(store, query, float("inf"))
         deadline = time.monotonic() + self.timeout
         if bounded:
             return _collect(store, query, deadline)
@@ -115,7 +118,7 @@ class _QueryWorker:
         self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
         threading.Thread(target=self._serve, name="oxigraph-query", daemon=True).start()
 
-    def run(self, job: Callable[[], list[Row]], wait: float) -> list[Row]:
+    def run(self, job: Callable[[], list[str]], wait: float) -> list[str]:
         """The job's result, or TimeoutError when it takes longer than `wait` seconds."""
         done = threading.Event()
         outcome: list[Any] = []
@@ -171,30 +174,32 @@ def load_store(path: Path, format_name: str) -> Any:
     return store
 
 
-def _collect(store: Any, query: str, deadline: float) -> list[Row]:
-    rows, finished = _read_rows(store, query, deadline)
+def _collect(store: Any, query: str, deadline: float) -> list[str]:
+    values, finished = _read_values(store, query, deadline)
     if not finished:  # raised here, once Oxigraph's objects are gone: they must die on this thread
         raise QueryTimeout("the query ran past its time limit")
-    return rows
+    return values
 
 
-def _read_rows(store: Any, query: str, deadline: float) -> tuple[list[Row], bool]:
+def _read_values(store: Any, query: str, deadline: float) -> tuple[list[str], bool]:
     try:
         solutions = store.query(query)
     except SyntaxError as error:
         raise BackendError(f"the store rejected the query: {error}") from None
-    rows: list[Row] = []
+    values: list[str] = []
     for number, solution in enumerate(solutions):
-        rows.append(tuple([None if term is None else short_name(term.value) for term in solution]))
+        term = solution[0]
+        if term is not None:
+            values.append(short_name(term.value))
         if not number % 256 and time.monotonic() > deadline:
-            return rows, False
-    return rows, True
+            return values, False
+    return values, True
 
 
 class SparqlEndpointBackend(KGBackend):
     """Any SPARQL 1.1 endpoint over HTTP (Virtuoso serving Freebase, Fuseki, ...)."""
 
-    def __init__(self, url: str | None, *, timeout: float = 10.0):
+    def __init__(self, url: str | None, *, timeout: float | None = 10.0):
         super().__init__(timeout)
         parsed = urlparse(url or "")
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
@@ -204,7 +209,7 @@ class SparqlEndpointBackend(KGBackend):
             )
         self.url = str(url)
 
-    def select(self, query: str, *, bounded: bool = False) -> list[Row]:
+    def select(self, query: str, *, bounded: bool = False) -> list[str]:
         """Send a SELECT query to the endpoint and read its JSON results."""
         from SPARQLWrapper import JSON, POST, SPARQLWrapper
         from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
@@ -212,7 +217,8 @@ class SparqlEndpointBackend(KGBackend):
         client = SPARQLWrapper(self.url)
         client.setMethod(POST)
         client.setReturnFormat(JSON)
-        client.setTimeout(max(1, round(self.timeout)))
+        if self.timeout is not None:
+            client.setTimeout(max(1, round(self.timeout)))
         client.setQuery(query)
         try:
             result = client.queryAndConvert()
@@ -228,17 +234,9 @@ class SparqlEndpointBackend(KGBackend):
             raise BackendError(f"the SPARQL endpoint {self.url} failed: {error}") from None
         if not isinstance(result, dict) or "results" not in result:
             raise BackendError(f"the SPARQL endpoint {self.url} did not return JSON results")
-        names = result["head"]["vars"]
-        return [_binding_row(b, names) for b in result["results"]["bindings"]]
+        first = result["head"]["vars"][0]
+        bindings = result["results"]["bindings"]
+        return [short_name(b[first]["value"]) for b in bindings if first in b]
 
     def close(self) -> None:
         """Nothing to free: every query opens and closes its own connection."""
-
-
-def _binding_row(binding: dict[str, Any], names: Iterable[str]) -> Row:
-    return tuple(short_name(binding[n]["value"]) if n in binding else None for n in names)
-
-
-def iter_values(rows: Iterable[Row]) -> Iterator[str]:
-    """The first column of each row, skipping unbound values."""
-    return (row[0] for row in rows if row and row[0] is not None)

@@ -69,7 +69,8 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
       graph (embedded back-end only).
     - `max_turns`: replies per task (15, as in the benchmark).
     - `max_results`: entities or relations kept per action (larger results are cut).
-    - `query_timeout`: seconds a query may run before the agent is told it timed out.
+    - `query_timeout`: seconds a query may run before the agent is told it timed out;
+      `None` runs every query unguarded (faster on the embedded store; trusted agents only).
     - `max_observation_length`, `render_mode` (`"ansi"`).
 
     ## Version History
@@ -88,7 +89,7 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
         graph: str | Path | None = None,
         max_turns: int = 15,
         max_results: int = 10_000,
-        query_timeout: float = 10.0,
+        query_timeout: float | None = 10.0,
         max_observation_length: int = DEFAULT_MAX_OBSERVATION_LENGTH,
         render_mode: str | None = None,
     ):
@@ -173,7 +174,7 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
 
 
 def make_backend(
-    backend: str, *, url: str | None, graph: str | Path | None, timeout: float
+    backend: str, *, url: str | None, graph: str | Path | None, timeout: float | None
 ) -> KGBackend:
     """The store named by the environment's `backend` argument."""
     if backend == "oxigraph":

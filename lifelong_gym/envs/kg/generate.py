@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lifelong_gym.envs.kg import phrases
-from lifelong_gym.envs.kg.backends import OxigraphBackend, iter_values
+from lifelong_gym.envs.kg.backends import OxigraphBackend
 from lifelong_gym.envs.kg.sexpr import SExpr, dump_sexpr, parse_action, sexpr_to_actions
 from lifelong_gym.envs.kg.sparql import count_query, entities_query
 from lifelong_gym.envs.kg.synthetic_graph import RELATIONS, Graph, build_graph, write_ntriples
@@ -69,8 +69,7 @@ class QuestionMaker:
             if not 2 <= len(base_values) <= 2000:
                 return None
             expr = ("COUNT", base)
-            rows = self.store.select(count_query(base))
-            answers = list(iter_values(rows))
+            answers = self.store.select(count_query(base))
             question = phrases.count_question(phrase)
         else:
             made = self._extreme(base, base_values, phrase)
@@ -134,7 +133,7 @@ class QuestionMaker:
         return expr, answers, phrases.extreme_question(phrase, attribute, operator, self.rng)
 
     def _values(self, expr: SExpr) -> list[str]:
-        return sorted(set(iter_values(self.store.select(entities_query(expr, 100_000)))))
+        return sorted(set(self.store.select(entities_query(expr, 100_000))))
 
 
 def generate(seed: int, per_length: int, out: Path, scale: float = 1.0) -> tuple[int, int]:
