@@ -13,6 +13,10 @@ SPARQL=http://127.0.0.1:8890/sparql
 if ! command -v virtuoso-t >/dev/null; then
     apt-get update -q
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q virtuoso-opensource
+    # The package may start its own instance on the same ports; ours uses .ci/virtuoso.ini.
+    if [ -e /var/lib/virtuoso-opensource-7/db/virtuoso.lck ]; then
+        /etc/init.d/virtuoso-opensource-7 stop || true
+    fi
 fi
 mkdir -p "$ROOT/load"
 isql() { isql-vt 127.0.0.1:1111 dba dba "exec=$1" >/dev/null; }
@@ -33,12 +37,19 @@ if [ "$(cat "$ROOT/loaded.sha256" 2>/dev/null)" != "$CHECKSUM" ]; then
     echo "$CHECKSUM" > "$ROOT/loaded.sha256"
 fi
 
+# Ready when the endpoint answers and holds the graph (an entity name is there).
+ASK='ASK { ?s <http://rdf.freebase.com/ns/type.object.name> ?o }'
 for _ in $(seq 60); do
-    if python -c "import sys, urllib.request as u; u.urlopen(sys.argv[1], timeout=5)" \
-        "$SPARQL?query=ASK%20%7B%20%3Fs%20%3Fp%20%3Fo%20%7D" 2>/dev/null; then
+    if python - "$SPARQL" "$ASK" <<'PY' 2>/dev/null; then
+import json, sys, urllib.parse, urllib.request
+url = sys.argv[1] + "?" + urllib.parse.urlencode({"query": sys.argv[2]})
+request = urllib.request.Request(url, headers={"Accept": "application/sparql-results+json"})
+with urllib.request.urlopen(request, timeout=5) as response:
+    sys.exit(0 if json.load(response)["boolean"] else 1)
+PY
         exit 0
     fi
     sleep 1
 done
-echo "Virtuoso's SPARQL endpoint did not answer at $SPARQL; see $ROOT/virtuoso.log" >&2
+echo "Virtuoso's SPARQL endpoint at $SPARQL did not answer with the KG; see $ROOT/virtuoso.log" >&2
 exit 1
