@@ -27,7 +27,7 @@ Example.
 Question: which languages are spoken in the country where the city Lisbon lies? \
 Entities: [m.04llb]
 Action: get_relations(m.04llb)
-Observation: [location.location.containedby, location.location.area, type.object.name]
+Observation: [location.location.area, location.location.containedby, type.object.name]
 Action: get_neighbors(m.04llb, location.location.containedby)
 Observation: variable #0, which holds 1 entity
 Action: get_relations(#0)
