@@ -19,6 +19,7 @@ from lifelong_gym.agents import OracleAgent
 import lifelong_gym  # noqa: F401  (registers the ids)
 from lifelong_gym.envs.kg import LifelongKGEnv, load_kg_tasks
 from lifelong_gym.envs.kg.sexpr import (
+    ACTIONS,
     SExprError,
     actions_to_sexpr,
     dump_sexpr,
@@ -72,12 +73,16 @@ def test_shipped_set_is_large_and_balanced() -> None:
 
 
 def test_oracle_scores_every_shipped_task_on_oxigraph(env: LifelongKGEnv) -> None:
-    failures = []
+    failures, sessions = [], []
     for task in TASKS:
         info = run_oracle(env, task.index)
+        sessions.append(env.session)
         if info["outcome"] != "correct" or info["status"] != "completed":
             failures.append((task.index, info))
     assert not failures, failures[:3]
+    per_skill = env.calculate_metric(sessions).per_skill  # the reference leaves these empty
+    assert set(per_skill) == set(ACTIONS)
+    assert all(m.success_rate == 1.0 and m.count > 0 for m in per_skill.values())
 
 
 def _endpoint_up(url: str) -> bool:
