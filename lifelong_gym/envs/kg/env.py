@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar
 
 from lifelong_gym.core import DEFAULT_MAX_OBSERVATION_LENGTH, Evaluation, Interaction, LifelongEnv
 from lifelong_gym.envs.kg.actions import ActionError, ActionExecutor, FinalAnswer, parse_reply
@@ -78,7 +77,6 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
     """
 
     # Gymnasium's checker asks for a frame rate even for text rendering.
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(
         self,
