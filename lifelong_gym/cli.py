@@ -9,6 +9,12 @@ import click
 
 from lifelong_gym.agents import AgentSpecError
 from lifelong_gym.callbacks import CallbackSpecError
+from lifelong_gym.compare import (
+    COMPARISON_PLOT,
+    format_comparison,
+    load_run_metrics,
+    plot_comparison,
+)
 from lifelong_gym.report import format_report, report_run
 from lifelong_gym.run_config import RunConfigError, build_runner, load_run_config, parse_env_args
 from lifelong_gym.runner import RunAbortedError
@@ -82,3 +88,21 @@ def report(output: str) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+@main.command()
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.option(
+    "--plot", "plot_path", type=click.Path(dir_okay=False), help="Where to write the plot."
+)
+def compare(runs: tuple[str, ...], plot_path: str | None) -> None:
+    """Compare runs: success overall and per skill beside the first run, and learning curves."""
+    folders = [Path(run) for run in runs]
+    try:
+        metrics = [load_run_metrics(folder) for folder in folders]
+    except (FileNotFoundError, RunDirectoryError) as error:
+        raise click.ClickException(str(error)) from None
+    names = [folder.name for folder in folders]
+    click.echo(format_comparison(names, metrics))
+    target = Path(plot_path) if plot_path else folders[0].parent / COMPARISON_PLOT
+    click.echo(f"wrote {plot_comparison(names, metrics, target)}")

@@ -162,6 +162,13 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
         """Overall, per-status and per-skill success over finished sessions."""
         return compute_metrics(sessions)
 
+    def normalize_action(self, reply: str) -> str | None:
+        """A key equal for replies that do the same thing (for voting); None if invalid.
+
+        This default folds white space; environments override it with their parser.
+        """
+        return " ".join(reply.split()) or None
+
     @abstractmethod
     def release(self) -> None:
         """Free every resource the environment holds; safe to call twice."""

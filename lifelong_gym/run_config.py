@@ -9,6 +9,7 @@ import gymnasium as gym
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from lifelong_gym import methods  # noqa: F401 - registers the methods' callback names
 from lifelong_gym.agents import make_agent
 from lifelong_gym.callbacks import make_callback, parse_assignment
 from lifelong_gym.runner import Runner

@@ -185,3 +185,16 @@ def test_user_errors_are_clear(tmp_path):
         gym.make("LifelongDB-v0", tasks=tasks, backend="mysql", url="mysql://root@127.0.0.1:1")
     with pytest.raises(lifelong_gym.TaskFileError, match="neither a file nor a shipped"):
         gym.make("LifelongDB-v0", tasks="/no/such/tasks.jsonl")
+
+
+def test_normalize_action_folds_spelling_not_meaning(make_env):
+    env = make_env().unwrapped
+    same = [
+        operation_reply("select name from `shop items` where price>5;"),
+        operation_reply("SELECT name\n  FROM `shop items` WHERE price > 5"),
+    ]
+    assert env.normalize_action(same[0]) == env.normalize_action(same[1])
+    other = operation_reply("SELECT name FROM `shop items` WHERE price > 6")
+    assert env.normalize_action(other) != env.normalize_action(same[0])
+    assert env.normalize_action("no action here") is None
+    assert env.normalize_action(answer_reply(" [(1,)]  ")) == "answer: [(1,)]"

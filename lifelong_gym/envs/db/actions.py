@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import sqlglot
 from sqlglot.dialects.mysql import MySQL
-from sqlglot.errors import TokenError
+from sqlglot.errors import SqlglotError, TokenError
 from sqlglot.tokens import TokenType
 
 
@@ -75,6 +76,14 @@ def count_statements(sql: str) -> int:
         else:
             pending = True
     return count + pending
+
+
+def canonical_sql(sql: str) -> str:
+    """One spelling for statements that differ only in case, spacing or quoting."""
+    try:
+        return sqlglot.parse_one(sql, read="mysql").sql(dialect="mysql", normalize=True)
+    except SqlglotError:
+        return " ".join(sql.split()).rstrip(";")
 
 
 def operation_reply(sql: str) -> str:

@@ -9,7 +9,7 @@ from lifelong_gym.core import Evaluation, Interaction, LifelongEnv
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
 from lifelong_gym.tasks import TaskSet
 
-from .actions import Answer, Invalid, parse_reply
+from .actions import Answer, Invalid, canonical_sql, parse_reply
 from .answer import parse_answer, rows_match
 from .backends import DatabaseBackend, StatementResult, make_backend
 from .backends.base import DEFAULT_MAX_ROWS, DEFAULT_STATEMENT_TIMEOUT, plain_value
@@ -88,6 +88,15 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
         if isinstance(parsed, Answer):
             return Interaction("", done=True)
         return Interaction(format_result(self.backend.execute(parsed.sql), self.backend.max_rows))
+
+    def normalize_action(self, reply: str) -> str | None:
+        """SQL in sqlglot's canonical MySQL form, or the answer with white space folded."""
+        parsed = parse_reply(reply)
+        if isinstance(parsed, Invalid):
+            return None
+        if isinstance(parsed, Answer):
+            return "answer: " + " ".join(parsed.text.split())
+        return "sql: " + canonical_sql(parsed.sql)
 
     def release(self) -> None:
         """Close the back-end's connections and drop what it made."""

@@ -26,9 +26,7 @@ Example. Task: How many products cost more than 10?
 Table: products (id INT, name TEXT, price DECIMAL(10,2))
 Turn 1: {operation_reply("SELECT COUNT(*) FROM products WHERE price > 10;")}
 Observation: [(3,)]
-Turn 2: {answer_reply("[(3,)]")}
-
-Now the task."""
+Turn 2: {answer_reply("[(3,)]")}"""
 
 
 def task_prompt(task: DBTask, max_turns: int) -> str:

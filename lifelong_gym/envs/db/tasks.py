@@ -42,6 +42,8 @@ class TableInfo(BaseModel):
         width = len(self.column_info_list)
         if width == 0:
             raise ValueError(f"table {self.name!r} has no columns")
+        if any(not c.name.strip() for c in self.column_info_list):
+            raise ValueError(f"table {self.name!r} has a column without a name")
         for number, row in enumerate(self.row_list):
             if len(row) != width:
                 raise ValueError(

@@ -1,0 +1,189 @@
+"""`LifelongKGEnv`: answering questions over a knowledge graph with seven actions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lifelong_gym.core import DEFAULT_MAX_OBSERVATION_LENGTH, Evaluation, Interaction, LifelongEnv
+from lifelong_gym.envs.kg.actions import ActionError, ActionExecutor, FinalAnswer, parse_reply
+from lifelong_gym.envs.kg.backends import (
+    BackendError,
+    KGBackend,
+    OxigraphBackend,
+    QueryTimeout,
+    SparqlEndpointBackend,
+)
+from lifelong_gym.envs.kg.prompt import opening_prompt
+from lifelong_gym.envs.kg.task import KGTask, kg_task_from_record
+from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
+from lifelong_gym.tasks import TaskSet, load_task_set
+
+DEFAULT_TASK_SET = "default"
+BACKENDS = ("oxigraph", "sparql")
+
+
+def load_kg_tasks(source: str | Path | None = None) -> TaskSet[KGTask]:
+    """A shipped KG task set by name, or a KG task file (benchmark or ours) by path."""
+    return load_task_set(
+        source, environment="kg", default=DEFAULT_TASK_SET, convert=kg_task_from_record
+    )
+
+
+class LifelongKGEnv(LifelongEnv[KGTask]):
+    """Answer a question about given entities by exploring a knowledge graph.
+
+    ## Description
+    Each episode is one task of the benchmark's knowledge-graph subset: a question and the
+    Freebase ids of the entities it names. The agent explores the graph with seven actions
+    (`get_relations`, `get_neighbors`, `intersection`, `get_attributes`, `argmax`,
+    `argmin`, `count`); actions that yield entity sets answer with a variable (`#0`,
+    `#1`, ...) standing for the logical form that made it, compiled to SPARQL. The agent
+    ends with `Final Answer: #N`. The graph is the shipped Freebase-shaped graph in an
+    embedded Oxigraph store, a user's graph file, or any SPARQL 1.1 endpoint.
+
+    ## Action Space
+    `UnicodeText`: the agent's raw reply. Its first `Action: name(args)` or
+    `Final Answer: #N` is used. A reply with neither ends the task
+    (`agent_validation_failed`); a wrong action, argument or variable is an observation.
+
+    ## Observation Space
+    `UnicodeText`: the task prompt on reset; then the list of relations or attributes, the
+    new variable and its size, or an error message. Empty after the final answer.
+
+    ## Rewards
+    1.0 when the final answer's set equals the task's answer set exactly, else 0.0.
+    `info` holds `f1`, `precision`, `recall` and `executed` (one flag per action).
+
+    ## Episode End
+    Terminated on the final answer, an unparsable reply, or a store failure
+    (`task_environment_error`); truncated after `max_turns` replies
+    (`task_limit_reached`).
+
+    ## Arguments
+    - `tasks`: a shipped task set name or a task file (JSON, JSON Lines, parquet);
+      default the shipped set.
+    - `backend`: `"oxigraph"` (embedded, default) or `"sparql"` (an endpoint at `url`).
+    - `url`: the SPARQL endpoint for `backend="sparql"`.
+    - `graph`: an N-Triples or Turtle file (optionally .gz) to load instead of the shipped
+      graph (embedded back-end only).
+    - `max_turns`: replies per task (15, as in the benchmark).
+    - `max_results`: entities or relations kept per action (larger results are cut).
+    - `query_timeout`: seconds a query may run before the agent is told it timed out;
+      `None` runs every query unguarded (faster on the embedded store; trusted agents only).
+    - `max_observation_length`, `render_mode` (`"ansi"`).
+
+    ## Version History
+    - v0: first version.
+    """
+
+    # Gymnasium's checker asks for a frame rate even for text rendering.
+
+    def __init__(
+        self,
+        tasks: str | Path | TaskSet[KGTask] | None = None,
+        *,
+        backend: str = "oxigraph",
+        url: str | None = None,
+        graph: str | Path | None = None,
+        max_turns: int = 15,
+        max_results: int = 10_000,
+        query_timeout: float | None = 10.0,
+        max_observation_length: int = DEFAULT_MAX_OBSERVATION_LENGTH,
+        render_mode: str | None = None,
+    ):
+        task_set = tasks if isinstance(tasks, TaskSet) else load_kg_tasks(tasks)
+        super().__init__(
+            task_set,
+            max_turns=max_turns,
+            max_observation_length=max_observation_length,
+            render_mode=render_mode,
+        )
+        if max_results < 1:
+            raise ValueError(f"max_results must be at least 1, got {max_results}")
+        self.max_results = max_results
+        self.backend = make_backend(backend, url=url, graph=graph, timeout=query_timeout)
+        self._executor: ActionExecutor | None = None
+        self._executed: list[bool] = []
+        self._answer: tuple[str, ...] | None = None
+
+    def interact(self, action: str) -> Interaction:
+        """Run the reply's action, or take its final answer."""
+        executor = self._executor
+        assert executor is not None, "interact() needs a started task"
+        parsed = parse_reply(action)
+        if parsed is None:
+            return Interaction(
+                "Your reply holds no action: write one line `Action: name(arguments)` "
+                "or `Final Answer: #N`.",
+                done=True,
+                status=SessionStatus.AGENT_VALIDATION_FAILED,
+            )
+        try:
+            if isinstance(parsed, FinalAnswer):
+                self._answer = executor.answer(parsed.target).values
+                return Interaction("", done=True, status=SessionStatus.COMPLETED)
+            observation = executor.run(parsed)
+        except ActionError as error:
+            self._executed.append(False)
+            return Interaction(f"Error: {error}")
+        except QueryTimeout as error:
+            self._executed.append(False)
+            return Interaction(f"Error: {error}; try a narrower action.")
+        except BackendError as error:
+            self._executed.append(False)
+            return Interaction(
+                f"The knowledge graph failed: {error}",
+                done=True,
+                status=SessionStatus.TASK_ENVIRONMENT_ERROR,
+            )
+        self._executed.append(True)
+        return Interaction(observation)
+
+    def release(self) -> None:
+        """Close the store or endpoint connection."""
+        self.backend.close()
+
+    def _start_task(self, task: KGTask) -> str:
+        self._executor = ActionExecutor(self.backend, self.max_results)
+        self._executed = []
+        self._answer = None
+        return opening_prompt(task, self.max_turns)
+
+    def _evaluate(self, task: KGTask, session: Session) -> Evaluation:
+        truth = set(task.answer_list)
+        predicted = set(self._answer or ())
+        hits = len(truth & predicted)
+        precision = hits / len(predicted) if predicted else 0.0
+        recall = hits / len(truth) if truth else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if hits else 0.0
+        correct = self._answer is not None and predicted == truth
+        return Evaluation(
+            EvaluationOutcome.CORRECT if correct else EvaluationOutcome.INCORRECT,
+            {
+                "f1": f1,
+                "precision": precision,
+                "recall": recall,
+                "executed": list(self._executed),
+            },
+        )
+
+    def _end_task(self) -> None:
+        self._executor = None
+
+
+def make_backend(
+    backend: str, *, url: str | None, graph: str | Path | None, timeout: float | None
+) -> KGBackend:
+    """The store named by the environment's `backend` argument."""
+    if backend == "oxigraph":
+        if url is not None:
+            raise ValueError("url= is for backend='sparql'; the embedded store reads graph=")
+        return OxigraphBackend(graph, timeout=timeout)
+    if backend == "sparql":
+        if graph is not None:
+            raise ValueError(
+                "graph= is for the embedded store (backend='oxigraph'); load the file into "
+                "your endpoint instead"
+            )
+        return SparqlEndpointBackend(url, timeout=timeout)
+    raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")

@@ -1,0 +1,187 @@
+"""Generate the shipped KG: a seeded graph and questions answered by running their logical form.
+
+Usage: python -m lifelong_gym.envs.kg.generate [--seed 0] [--per-length 52] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from lifelong_gym.envs.kg import phrases
+from lifelong_gym.envs.kg.backends import OxigraphBackend
+from lifelong_gym.envs.kg.sexpr import SExpr, dump_sexpr, parse_action, sexpr_to_actions
+from lifelong_gym.envs.kg.sparql import count_query, entities_query
+from lifelong_gym.envs.kg.synthetic_graph import RELATIONS, Graph, build_graph, write_ntriples
+from lifelong_gym.tasks import DATA_DIR
+
+MAX_ANSWERS = 25  # list questions with more answers than this are not asked
+# Shapes of logical form by the length of their action list (2..9).
+SHAPES: dict[int, list[tuple[str, tuple[int, ...]]]] = {
+    2: [("list", (1,))],
+    3: [("count", (1,))],
+    4: [("list", (2,)), ("extreme", (1,))],
+    5: [("list", (1, 1)), ("count", (2,))],
+    6: [("list", (3,)), ("extreme", (2,)), ("count", (1, 1))],
+    7: [("list", (2, 1)), ("extreme", (1, 1)), ("count", (3,))],
+    8: [("count", (2, 1)), ("extreme", (3,))],
+    9: [("list", (2, 2)), ("extreme", (2, 1)), ("list", (3, 1))],
+}
+REVERSE = {r: spec[3] for r, spec in RELATIONS.items()} | {
+    spec[3]: r for r, spec in RELATIONS.items()
+}
+
+
+class QuestionMaker:
+    """Samples logical forms backwards from a target entity and keeps well-posed ones."""
+
+    def __init__(self, graph: Graph, store: OxigraphBackend, rng: random.Random):
+        self.graph, self.store, self.rng = graph, store, rng
+        self.incoming: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        for s, r, o in graph.edges:
+            self.incoming[o].append((r, s))
+        self.targets = sorted(self.incoming)
+
+    def make(self, shape: str, branches: tuple[int, ...]) -> dict[str, Any] | None:
+        """One question of the given shape, or None when this draw is not well posed."""
+        target = self.rng.choice(self.targets)
+        parts = []
+        for hops in branches:
+            chain = self._chain(target, hops, avoid={a for p in parts for a in p[1]})
+            if chain is None:
+                return None
+            parts.append(chain)
+        exprs = [p[0] for p in parts]
+        base: SExpr = exprs[0] if len(exprs) == 1 else ("AND", exprs[0], exprs[1])
+        base_values = self._values(base)
+        if len(exprs) == 2 and not all(len(base_values) < len(self._values(e)) for e in exprs):
+            return None  # an intersection that removes nothing is not a question
+        phrase = phrases.describe(base, self.graph.names)
+        if shape == "list":
+            if not 1 <= len(base_values) <= MAX_ANSWERS:
+                return None
+            expr, answers, question = base, base_values, phrases.list_question(phrase, self.rng)
+        elif shape == "count":
+            if not 2 <= len(base_values) <= 2000:
+                return None
+            expr = ("COUNT", base)
+            answers = self.store.select(count_query(base))
+            question = phrases.count_question(phrase)
+        else:
+            made = self._extreme(base, base_values, phrase)
+            if made is None:
+                return None
+            expr, answers, question = made
+        anchors = [a for p in parts for a in p[1]]
+        entity_dict = {self.graph.names[a]: a for a in anchors}
+        if len(entity_dict) != len(anchors):
+            return None  # two anchors share a name: the question would be ambiguous
+        s_expression = dump_sexpr(expr)
+        actions = sexpr_to_actions(s_expression)
+        return {
+            "question": question,
+            "entity_dict": entity_dict,
+            "s_expression": s_expression,
+            "action_list": actions,
+            "answer_list": sorted(answers),
+            "skill_list": list(dict.fromkeys(parse_action(a).name for a in actions)),
+        }
+
+    def _chain(self, target: str, hops: int, avoid: set) -> tuple[SExpr, list[str]] | None:
+        """A path of `hops` relations from an anchor entity into `target`."""
+        node, path, previous = target, [], None
+        for _ in range(hops):
+            options = [
+                (r, s)
+                for r, s in self.incoming.get(node, [])
+                if r != previous and REVERSE.get(r) != previous
+            ]
+            if not options:
+                return None
+            relation, node = self.rng.choice(options)
+            path.append(relation)
+            previous = relation
+        if node in avoid or node == target:
+            return None
+        expr: SExpr = node
+        for relation in reversed(path):
+            expr = ("JOIN", ("R", relation), expr)
+        return expr, [node]
+
+    def _extreme(
+        self, base: SExpr, values: list[str], phrase: str
+    ) -> tuple[SExpr, list[str], str] | None:
+        if not 2 <= len(values) <= 500:
+            return None
+        counts: dict[str, int] = defaultdict(int)
+        for mid in values:
+            for attr in self.graph.attributes.get(mid, {}):
+                counts[attr] += 1
+        usable = sorted(a for a, n in counts.items() if n >= 2)
+        if not usable:
+            return None
+        attribute = self.rng.choice(usable)
+        operator = self.rng.choice(["ARGMAX", "ARGMIN"])
+        expr = (operator, base, attribute)
+        answers = self._values(expr)
+        if len(answers) != 1:
+            return None
+        return expr, answers, phrases.extreme_question(phrase, attribute, operator, self.rng)
+
+    def _values(self, expr: SExpr) -> list[str]:
+        return sorted(set(self.store.select(entities_query(expr, 100_000))))
+
+
+def generate(seed: int, per_length: int, out: Path, scale: float = 1.0) -> tuple[int, int]:
+    """Write graph.nt.gz, default.jsonl and default.order.json into `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    graph = build_graph(seed, scale)
+    graph_path = out / "graph.nt.gz"
+    triples = write_ntriples(graph, graph_path)
+    rng = random.Random(seed + 1)
+    store = OxigraphBackend(graph_path, timeout=60)
+    maker = QuestionMaker(graph, store, rng)
+    records: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for length, shapes in SHAPES.items():
+        made, tries = 0, 0
+        while made < per_length:
+            tries += 1
+            if tries > per_length * 400:
+                raise RuntimeError(f"could not make {per_length} questions of length {length}")
+            record = maker.make(*rng.choice(shapes))
+            if record is None or record["s_expression"] in seen:
+                continue
+            assert len(record["action_list"]) == length
+            seen.add(record["s_expression"])
+            record = {"sample_index": len(records), "qid": f"synthetic-{len(records)}"} | record
+            records.append(record | {"source": f"lifelong-gym synthetic graph, seed {seed}"})
+            made += 1
+    store.close()
+    with (out / "default.jsonl").open("w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    order = list(range(len(records)))
+    rng.shuffle(order)
+    (out / "default.order.json").write_text(json.dumps(order) + "\n")
+    return triples, len(records)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--per-length", type=int, default=52, help="questions per length 2..9")
+    parser.add_argument("--scale", type=float, default=1.0, help="entity counts multiplier")
+    parser.add_argument("--out", type=Path, default=DATA_DIR / "kg")
+    args = parser.parse_args(argv)
+    triples, questions = generate(args.seed, args.per_length, args.out, args.scale)
+    print(f"wrote {triples} triples and {questions} questions to {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,46 @@
+"""The opening prompt of a KG task: the actions, a worked example, the question."""
+
+from __future__ import annotations
+
+from lifelong_gym.envs.kg.task import KGTask
+
+INSTRUCTIONS = """\
+You will answer a question by exploring a knowledge graph, one action per reply. Entities \
+are given by their ids (such as m.0abc12); relations are named domain.type.property.
+
+Actions (write exactly one line `Action: name(arguments)` per reply):
+1. get_relations(E): the relations leaving E, an entity id or a variable.
+2. get_neighbors(E, relation): the entities reached from E through one of its relations; \
+the result becomes a new variable.
+3. intersection(#A, #B): the entities in both variables; a new variable.
+4. get_attributes(E): the relations of E whose values are numbers or dates.
+5. argmax(#A, attribute): the entities of #A with the largest value of the attribute; a \
+new variable.
+6. argmin(#A, attribute): the same with the smallest value; a new variable.
+7. count(#A): how many entities #A holds; a new variable.
+
+Variables are numbered #0, #1, ... in the order they are made. A variable made by count, \
+argmax or argmin can only be given as the final answer. When a variable holds the answer, \
+reply `Final Answer: #N`. You have {max_turns} replies at most.
+
+Example.
+Question: which languages are spoken in the country where the city Lisbon lies? \
+Entities: [m.04llb]
+Action: get_relations(m.04llb)
+Observation: [location.location.area, location.location.containedby, type.object.name]
+Action: get_neighbors(m.04llb, location.location.containedby)
+Observation: variable #0, which holds 1 entity
+Action: get_relations(#0)
+Observation: [location.country.capital, location.country.official_language]
+Action: get_neighbors(#0, location.country.official_language)
+Observation: variable #1, which holds 1 entity
+Final Answer: #1
+
+Now your task."""
+
+
+def opening_prompt(task: KGTask, max_turns: int = 15) -> str:
+    """The instructions, the worked example, then the task's question and entity ids."""
+    entities = ", ".join(task.entity_dict.values())
+    question = f"Question: {task.question}, Entities: [{entities}]"
+    return f"{INSTRUCTIONS.format(max_turns=max_turns)}\n{question}"

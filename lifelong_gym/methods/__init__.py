@@ -1,0 +1,8 @@
+"""Lifelong-learning methods as runner callbacks (their wrappers live in `lifelong_gym.wrappers`).
+
+Importing this package registers the callbacks' names for `--callback NAME:k=v,...`.
+"""
+
+from .replay import ExperienceReplayCallback, RelevantReplayCallback
+
+__all__ = ["ExperienceReplayCallback", "RelevantReplayCallback"]

@@ -1,0 +1,56 @@
+"""The context budget: how many prompt tokens a model can take, counted with its tokenizer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+TokenCounter = Callable[[str], int]
+
+
+class BudgetError(ValueError):
+    """A budget that cannot be applied; the message says what to change."""
+
+
+def model_of(agent: Any) -> Any:
+    """The language model behind an agent, if it has one."""
+    return getattr(agent, "model", None)
+
+
+def token_counter(model: Any) -> TokenCounter | None:
+    """A function counting a prompt's tokens with the model's own tokenizer, if it has one."""
+    if model is None:
+        return None
+
+    def count(text: str) -> int:
+        counted = model.count_tokens([{"role": "user", "content": text}])
+        if counted is None:
+            raise BudgetError(
+                f"{type(model).__name__} cannot count tokens; give budget as a number"
+            )
+        return counted
+
+    return count if model.count_tokens([{"role": "user", "content": ""}]) is not None else None
+
+
+def resolve_budget(budget: int | str | None, agent: Any) -> tuple[int | None, TokenCounter | None]:
+    """The token budget and counter for `budget`: None, a number of tokens, or "auto".
+
+    "auto" is the agent's model's context window; a number needs a model that counts tokens.
+    """
+    if budget is None:
+        return None, None
+    model = model_of(agent)
+    counter = token_counter(model)
+    if counter is None:
+        raise BudgetError(
+            "a replay budget needs an agent whose model counts tokens (a transformers model)"
+        )
+    if budget == "auto":
+        window = getattr(model, "context_window", None)
+        if not window:
+            raise BudgetError("budget=auto needs a model with a known context window")
+        return int(window), counter
+    if isinstance(budget, int) and budget > 0:
+        return budget, counter
+    raise BudgetError(f"budget={budget!r}: give a number of tokens or 'auto'")

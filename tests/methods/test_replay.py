@@ -1,0 +1,148 @@
+"""Experience replay, in a plain Gymnasium loop and through the runner, on a predictable agent."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import pytest
+from lifelong_gym.wrappers import ExperienceReplay
+
+import lifelong_gym  # noqa: F401 - registers the ids
+from lifelong_gym.experience import ExperienceMemory, split_instructions
+from lifelong_gym.methods import ExperienceReplayCallback, RelevantReplayCallback
+from lifelong_gym.runner import Runner
+from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
+
+from .skill_recall import SkillRecallAgent, labelled_task_file, predict, seeds_of
+
+# Interleaved labels: a recency window of one mostly holds the wrong label.
+INTERLEAVED = ["alpha", "beta", "gamma"] * 8
+# Runs of one label: recency works as well as relevance.
+RUNS = ["alpha"] * 6 + ["beta"] * 6 + ["gamma"] * 6
+
+
+def plain_loop(env, agent) -> int:
+    """Solve every task of the stream once in order; return how many were correct."""
+    correct = 0
+    for index in env.unwrapped.tasks.order:
+        env.reset(options={"task_index": index})
+        while True:
+            *_, terminated, truncated, info = env.step(agent.act(env.unwrapped.session))
+            if terminated or truncated:
+                correct += info["outcome"] == "correct"
+                break
+    return correct
+
+
+@pytest.mark.parametrize("order", [INTERLEAVED, RUNS], ids=["interleaved", "runs"])
+@pytest.mark.parametrize("n", [0, 1, 4])
+@pytest.mark.parametrize("strategy", ["recent", "relevant"])
+def test_wrapper_in_a_plain_loop_scores_as_predicted(tmp_path, order, n, strategy):
+    env = ExperienceReplay(
+        gym.make("LifelongDB-v0", tasks=str(labelled_task_file(tmp_path, order))), n, strategy
+    )
+    agent = SkillRecallAgent(env.unwrapped.tasks, seeds_of(order))
+    assert plain_loop(env, agent) == predict(order, n, strategy)
+    env.close()
+
+
+def test_replay_beats_no_replay_and_relevance_beats_recency():
+    assert predict(INTERLEAVED, 1, "recent") > predict(INTERLEAVED, 0, "recent")
+    assert predict(INTERLEAVED, 1, "relevant") > predict(INTERLEAVED, 1, "recent")
+
+
+@pytest.mark.parametrize(
+    "callback, n, strategy",
+    [
+        (ExperienceReplayCallback, 1, "recent"),
+        (RelevantReplayCallback, 1, "relevant"),
+        (ExperienceReplayCallback, 0, "recent"),
+    ],
+)
+def test_callbacks_through_the_runner_score_as_predicted(tmp_path, callback, n, strategy):
+    env = gym.make("LifelongDB-v0", tasks=str(labelled_task_file(tmp_path, INTERLEAVED)))
+    agent = SkillRecallAgent(env.unwrapped.tasks, seeds_of(INTERLEAVED))
+    runner = Runner(env, agent, [callback(n=n)], tmp_path / "run", progress=False, plots=False)
+    runner.run()
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert metrics["correct"] == predict(INTERLEAVED, n, strategy)
+    env.close()
+
+
+def test_replay_memory_survives_a_resume(tmp_path):
+    tasks = str(labelled_task_file(tmp_path, INTERLEAVED))
+    env = gym.make("LifelongDB-v0", tasks=tasks)
+    agent = SkillRecallAgent(env.unwrapped.tasks, seeds_of(INTERLEAVED))
+    output = tmp_path / "run"
+    Runner(env, agent, [RelevantReplayCallback(n=1)], output, max_tasks=10, progress=False).run()
+    Runner(env, agent, [RelevantReplayCallback(n=1)], output, progress=False, plots=False).run()
+    metrics = json.loads((output / "metrics.json").read_text())
+    assert metrics["sessions"] == len(INTERLEAVED)
+    assert metrics["correct"] == predict(INTERLEAVED, 1, "relevant")
+    env.close()
+
+
+def _solved(index: int, opening: str, reply: str = "ok") -> Session:
+    session = Session(task_index=index, skills=["x"], status=SessionStatus.COMPLETED)
+    session.outcome = EvaluationOutcome.CORRECT
+    session.add("user", opening)
+    session.add("agent", reply)
+    return session
+
+
+def test_instructions_appear_once_and_experiences_sit_before_the_task():
+    memory = ExperienceMemory(n=2)
+    for i in range(3):
+        opening = f"Rules.\n\nMore rules.\n\nTask: number {i}"
+        memory.remember(_solved(i, opening, f"reply {i}"), opening)
+    prompt, replayed = memory.prompt_with_experiences("Rules.\n\nMore rules.\n\nTask: new", ["x"])
+    assert replayed == [2, 1]
+    assert prompt.count("More rules.") == 1
+    assert (
+        prompt.index("Task: number 2") < prompt.index("Task: number 1") < prompt.index("Task: new")
+    )
+    assert prompt.endswith("Task: new")
+
+
+def test_empty_memory_leaves_the_prompt_alone():
+    memory = ExperienceMemory(n=4)
+    assert memory.prompt_with_experiences("Rules.\n\nTask: a", []) == ("Rules.\n\nTask: a", [])
+
+
+def test_unsolved_sessions_are_not_remembered():
+    memory = ExperienceMemory(n=4)
+    session = _solved(0, "Rules.\n\nTask: a")
+    session.outcome = EvaluationOutcome.INCORRECT
+    assert not memory.remember(session, "Rules.\n\nTask: a")
+    session.outcome = EvaluationOutcome.CORRECT
+    session.status = SessionStatus.TASK_LIMIT_REACHED
+    assert not memory.remember(session, "Rules.\n\nTask: a")
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def test_budget_drops_experiences_exactly_when_the_next_would_overflow():
+    def memory(n, budget=None):
+        made = ExperienceMemory(n=n, token_budget=budget, count_tokens=_words if budget else None)
+        for i in range(3):
+            opening = f"Rules here.\n\nTask: number {i}"
+            made.remember(_solved(i, opening, "word " * 10), opening)
+        return made
+
+    new_task = "Rules here.\n\nTask: new"
+    prompt, replayed = memory(3, budget=60).prompt_with_experiences(new_task, ["x"], reserve=5)
+    assert 0 < len(replayed) < 3
+    assert _words(prompt) + 5 <= 60
+    bigger, _ = memory(len(replayed) + 1).prompt_with_experiences(new_task, ["x"])
+    assert _words(bigger) + 5 > 60
+    assert replayed == [2, 1][: len(replayed)]  # the most recent are kept
+
+
+def test_split_instructions_cuts_at_a_paragraph():
+    assert split_instructions("A.\n\nB.\n\nTask: one", "A.\n\nB.\n\nTask: two") == (
+        "A.\n\nB.",
+        "Task: one",
+    )
