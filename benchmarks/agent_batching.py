@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 
 import torch
+
 from lifelong_gym.agents import HFModelConfig
 from lifelong_gym.agents.models.hf import TransformersModel
 from lifelong_gym.agents.models.tiny import build_tiny_model

@@ -15,9 +15,9 @@ import sqlite3
 import time
 
 import gymnasium as gym
-from lifelong_gym.agents import OracleAgent
 
 import lifelong_gym  # noqa: F401 - registers the ids
+from lifelong_gym.agents import OracleAgent
 from lifelong_gym.envs.db.backends.mysql import parse_url
 from lifelong_gym.envs.db.backends.mysql import quote as mysql_quote
 from lifelong_gym.envs.db.backends.sqlite import quote as sqlite_quote

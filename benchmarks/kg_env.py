@@ -16,7 +16,6 @@ import urllib.request
 from collections.abc import Callable
 
 from lifelong_gym.agents import OracleAgent
-
 from lifelong_gym.envs.kg import LifelongKGEnv
 
 

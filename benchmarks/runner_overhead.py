@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 import gymnasium as gym
-from lifelong_gym.agents import Agent
 
+from lifelong_gym.agents import Agent
 from lifelong_gym.callbacks import Callback
 from lifelong_gym.envs.db.tasks import load_db_tasks
 from lifelong_gym.runner import Runner

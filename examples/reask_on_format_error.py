@@ -18,9 +18,9 @@ from __future__ import annotations
 import argparse
 
 import gymnasium as gym
-from lifelong_gym.agents import make_agent
 
 import lifelong_gym  # noqa: F401  (registers the environment ids)
+from lifelong_gym.agents import make_agent
 from lifelong_gym.callbacks import Callback, register_callback
 from lifelong_gym.envs.db.actions import Invalid, parse_reply
 from lifelong_gym.runner import Runner

@@ -10,7 +10,6 @@ import re
 from collections.abc import Sequence
 
 from lifelong_gym.agents import Agent, AgentError
-
 from lifelong_gym.core import Evaluation, Interaction, LifelongEnv
 from lifelong_gym.session import ChatMessage, EvaluationOutcome, Role, Session, SessionStatus
 from lifelong_gym.tasks import Task, TaskSet

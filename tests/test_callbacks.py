@@ -7,8 +7,8 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
-from lifelong_gym.agents import Agent, OracleAgent
 
+from lifelong_gym.agents import Agent, OracleAgent
 from lifelong_gym.callbacks import (
     CALLBACKS,
     Callback,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import gymnasium as gym
+
 from lifelong_gym.agents import Agent
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from lifelong_gym.agents import (
     AgentError,
     AgentSpecError,
@@ -11,7 +12,6 @@ from lifelong_gym.agents import (
     make_agent,
     to_messages,
 )
-
 from lifelong_gym.session import Role, Session, SessionStatus
 
 from .chat_server import ChatServer

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
+
+import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.agents import (
     AgentContextLimitError,
     LanguageModelAgent,
     ModelPool,
     make_agent,
 )
-
-import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.session import SessionStatus
 
 from ..envs.db_fixtures import task_file, task_records

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
-from lifelong_gym.agents import LanguageModelAgent, ModelPool, make_agent
 
 from lifelong_gym import ENV_IDS
+from lifelong_gym.agents import LanguageModelAgent, ModelPool, make_agent
 
 from .chat_server import ChatServer
 from .episodes import run_batch, run_task, serve_the_oracle

@@ -7,6 +7,7 @@ import threading
 import time
 
 import pytest
+
 from lifelong_gym.agents import (
     AgentContextLimitError,
     AgentError,
@@ -14,7 +15,6 @@ from lifelong_gym.agents import (
     OpenAIModelConfig,
 )
 from lifelong_gym.agents.models.openai_chat import OpenAIChatModel, _retry_after
-
 from lifelong_gym.session import SessionStatus
 
 from .chat_server import ChatServer, Reply

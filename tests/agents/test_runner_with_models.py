@@ -6,9 +6,9 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
-from lifelong_gym.agents import LanguageModelAgent, ModelPool, make_agent
 
 import lifelong_gym  # noqa: F401 - registers the ids
+from lifelong_gym.agents import LanguageModelAgent, ModelPool, make_agent
 from lifelong_gym.runner import Runner
 
 from ..envs.db_fixtures import task_file

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from lifelong_gym.agents import (
     AgentContextLimitError,
     LanguageModelAgent,
@@ -14,7 +15,6 @@ from lifelong_gym.agents import (
     ModelPool,
     make_agent,
 )
-
 from lifelong_gym.session import Role, Session, SessionStatus
 
 HISTORIES = [

@@ -8,9 +8,9 @@ import warnings
 import gymnasium as gym
 import pytest
 from gymnasium.utils.env_checker import check_env
-from lifelong_gym.agents import OracleAgent
 
 import lifelong_gym  # noqa: F401 - registers the ids
+from lifelong_gym.agents import OracleAgent
 from lifelong_gym.envs.db.actions import answer_reply, operation_reply
 from lifelong_gym.envs.db.backends import BackendError
 

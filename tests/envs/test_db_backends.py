@@ -12,9 +12,9 @@ import gymnasium as gym
 import numpy as np
 import pymysql
 import pytest
-from lifelong_gym.agents import OracleAgent
 
 import lifelong_gym  # noqa: F401 - registers the ids
+from lifelong_gym.agents import OracleAgent
 from lifelong_gym.envs.db.actions import operation_reply
 from lifelong_gym.envs.db.backends.mysql import PREFIX, parse_url, quote
 from lifelong_gym.envs.db.backends.sqlite import SqliteBackend

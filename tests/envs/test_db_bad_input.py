@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import gymnasium as gym
 import pytest
-from lifelong_gym.agents import OracleAgent
 
 import lifelong_gym  # noqa: F401 - registers the ids
+from lifelong_gym.agents import OracleAgent
 from lifelong_gym.envs.db.actions import operation_reply
 
 from .db_fixtures import task_file

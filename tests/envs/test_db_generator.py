@@ -9,9 +9,9 @@ import re
 import faker
 import gymnasium as gym
 import pytest
-from lifelong_gym.agents.oracle import OracleAgent
 
 import lifelong_gym  # noqa: F401 - registers the environment ids
+from lifelong_gym.agents.oracle import OracleAgent
 from lifelong_gym.envs.db.backends import BackendError, SqliteBackend, make_backend
 from lifelong_gym.envs.db.generator import (
     MIN_PER_SKILL,

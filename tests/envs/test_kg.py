@@ -14,9 +14,9 @@ from pathlib import Path
 import gymnasium as gym
 import pytest
 from gymnasium.utils.env_checker import check_env
-from lifelong_gym.agents import OracleAgent
 
 import lifelong_gym  # noqa: F401  (registers the ids)
+from lifelong_gym.agents import OracleAgent
 from lifelong_gym.envs.kg import LifelongKGEnv, load_kg_tasks
 from lifelong_gym.envs.kg.sexpr import (
     ACTIONS,

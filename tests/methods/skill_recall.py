@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lifelong_gym.agents import Agent, OracleAgent
-
 from lifelong_gym.envs.db.actions import answer_reply
 from lifelong_gym.envs.db.tasks import load_db_tasks, to_record
 from lifelong_gym.experience import CLOSING, HEADING

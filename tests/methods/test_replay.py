@@ -6,13 +6,13 @@ import json
 
 import gymnasium as gym
 import pytest
-from lifelong_gym.wrappers import ExperienceReplay
 
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.experience import ExperienceMemory, split_instructions
 from lifelong_gym.methods import ExperienceReplayCallback, RelevantReplayCallback
 from lifelong_gym.runner import Runner
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
+from lifelong_gym.wrappers import ExperienceReplay
 
 from .skill_recall import SkillRecallAgent, labelled_task_file, predict, seeds_of
 

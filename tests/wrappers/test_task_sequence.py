@@ -5,10 +5,10 @@ from __future__ import annotations
 import gymnasium as gym
 import pytest
 from gymnasium.utils.env_checker import check_env
-from lifelong_gym.agents import OracleAgent
-from lifelong_gym.wrappers import LifelongTaskSequence, task_order
 
+from lifelong_gym.agents import OracleAgent
 from lifelong_gym.session import EvaluationOutcome
+from lifelong_gym.wrappers import LifelongTaskSequence, task_order
 
 
 @pytest.fixture
