@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lifelong_gym.session import Role, Session
+from lifelong_gym.session import ChatMessage, Role, Session
 
 from .base import Agent
 from .models import LanguageModel, Message
@@ -12,10 +12,10 @@ from .models import LanguageModel, Message
 _ROLES = {Role.USER: "user", Role.AGENT: "assistant"}
 
 
-def to_messages(session: Session, system_prompt: str | None = None) -> list[Message]:
-    """The session's history as chat messages (user / assistant), after an optional system one."""
+def to_messages(history: Sequence[ChatMessage], system_prompt: str | None = None) -> list[Message]:
+    """A chat history as chat messages (user / assistant), after an optional system one."""
     messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
-    messages += [{"role": _ROLES[m.role], "content": m.content} for m in session.chat_history]
+    messages += [{"role": _ROLES[m.role], "content": m.content} for m in history]
     return messages
 
 
@@ -36,4 +36,6 @@ class LanguageModelAgent(Agent):
 
     def act_batch(self, sessions: Sequence[Session]) -> list[str]:
         """The model's replies to several histories, generated together."""
-        return self.model.generate([to_messages(s, self.system_prompt) for s in sessions])
+        return self.model.generate(
+            [to_messages(s.chat_history, self.system_prompt) for s in sessions]
+        )

@@ -137,21 +137,25 @@ class ExperienceMemory:
         the task indices of the experiences it holds.
         """
         self._learn(opening)
-        task = self.task_text(opening)
-        instructions = opening[: len(opening) - len(task)].rstrip("\n")
-        chosen = self.select(skills, task)
+        chosen = self.select(skills, self.task_text(opening))
         while True:
-            parts = [instructions] if instructions else []
-            if chosen:
-                parts.append(HEADING)
-                parts.extend(
-                    e.render(i, self.task_text(e.opening)) for i, e in enumerate(chosen, start=1)
-                )
-                parts.append(CLOSING)
-            prompt = "\n\n".join([*parts, task])
+            prompt = self.compose(opening, chosen)
             if not chosen or self._fits(prompt, reserve):
                 return prompt, [e.task_index for e in chosen]
             chosen = chosen[:-1]
+
+    def compose(self, opening: str, chosen: Sequence[Experience]) -> str:
+        """The opening prompt with `chosen` between the instructions and the task."""
+        task = self.task_text(opening)
+        instructions = opening[: len(opening) - len(task)].rstrip("\n")
+        parts = [instructions] if instructions else []
+        if chosen:
+            parts.append(HEADING)
+            parts.extend(
+                e.render(i, self.task_text(e.opening)) for i, e in enumerate(chosen, start=1)
+            )
+            parts.append(CLOSING)
+        return "\n\n".join([*parts, task])
 
     def task_text(self, opening: str) -> str:
         """An opening prompt without the environment's shared instructions."""

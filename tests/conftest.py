@@ -37,6 +37,16 @@ def external_dir() -> Path:
     return EXTERNAL
 
 
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A random-weight Llama model with a tokenizer trained here, saved like a real model."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from lifelong_gym.agents.models.tiny import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+
+
 def write_jsonl(path: Path, records: list[dict]) -> Path:
     """Write records as JSON Lines and return the path."""
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")

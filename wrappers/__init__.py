@@ -1,6 +1,7 @@
 """Gymnasium wrappers for lifelong environments (import as `lifelong_gym.wrappers`)."""
 
 from .experience_replay import ExperienceReplay
+from .group_self_consistency import GroupSelfConsistency
 from .task_sequence import LifelongTaskSequence, task_order
 
-__all__ = ["ExperienceReplay", "LifelongTaskSequence", "task_order"]
+__all__ = ["ExperienceReplay", "GroupSelfConsistency", "LifelongTaskSequence", "task_order"]

@@ -4,5 +4,11 @@ Importing this package registers the callbacks' names for `--callback NAME:k=v,.
 """
 
 from .replay import ExperienceReplayCallback, RelevantReplayCallback
+from .self_consistency import GroupSelfConsistencyCallback, GroupVote
 
-__all__ = ["ExperienceReplayCallback", "RelevantReplayCallback"]
+__all__ = [
+    "ExperienceReplayCallback",
+    "GroupSelfConsistencyCallback",
+    "GroupVote",
+    "RelevantReplayCallback",
+]

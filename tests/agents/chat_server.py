@@ -90,18 +90,21 @@ class ChatServer:
                 length = int(self.headers.get("content-length", 0))
                 request = json.loads(self.rfile.read(length))
                 reply = server._next(request, {k.lower(): v for k, v in self.headers.items()})
-                if reply.hang:
-                    time.sleep(reply.hang)
-                body = reply.body
-                if body is None:
-                    body = json.dumps(_completion(request, reply)).encode()
+                try:
+                    if reply.hang:
+                        time.sleep(reply.hang)
+                    body = reply.body
+                    if body is None:
+                        body = json.dumps(_completion(request, reply)).encode()
+                finally:
+                    # no longer in flight once the answer starts: the client may send the
+                    # next request as soon as it has read this one
+                    with server._lock:
+                        server.in_flight -= 1
                 try:
                     self._send(reply, body)
                 except OSError:
                     pass  # the client gave up (a timeout test)
-                finally:
-                    with server._lock:
-                        server.in_flight -= 1
 
             def _send(self, reply: Reply, body: bytes) -> None:
                 self.send_response(reply.status)

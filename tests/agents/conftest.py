@@ -3,21 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from .chat_server import ChatServer
-
-
-@pytest.fixture(scope="session")
-def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A random-weight Llama model with a tokenizer trained here, saved like a real model."""
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
-    from lifelong_gym.agents.models.tiny import build_tiny_model
-
-    return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
 
 
 @pytest.fixture

@@ -44,7 +44,7 @@ def serve_the_oracle(env: gym.Env, sent: list[bool]):
 
     def reply(request: dict[str, Any]) -> str:
         session = env.unwrapped.session
-        sent.append(request["messages"] == to_messages(session))
+        sent.append(request["messages"] == to_messages(session.chat_history))
         return env.unwrapped.tasks[session.task_index].oracle_reply(session.chat_history)
 
     return reply

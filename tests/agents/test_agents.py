@@ -26,13 +26,13 @@ def a_session(task_index: int = 0) -> Session:
 
 
 def test_history_becomes_chat_messages():
-    assert to_messages(a_session(), "Be careful.") == [
+    assert to_messages(a_session().chat_history, "Be careful.") == [
         {"role": "system", "content": "Be careful."},
         {"role": "user", "content": "Instructions and the task."},
         {"role": "assistant", "content": "Action: Operation\n```sql\nSELECT 1;\n```"},
         {"role": "user", "content": "[(1,)]"},
     ]
-    assert to_messages(a_session())[0]["role"] == "user"
+    assert to_messages(a_session().chat_history)[0]["role"] == "user"
 
 
 def test_scripted_replies_follow_the_turns():

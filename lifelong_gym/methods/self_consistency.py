@@ -1,0 +1,128 @@
+"""Group self-consistency: extra inferences over groups of experiences, then a vote.
+
+The remembered experiences are split into `groups` groups of `per_group`; for each group
+the model answers the current turn once more with that group in its prompt (one batched
+call). The replies, with the agent's own, are normalised by the environment's
+`normalize_action` and the most frequent action wins. A tie is put to the model, whose
+answer is read; if it cannot be read, or the model fails, the agent's own reply stands.
+Every turn's vote is recorded in `session.details["self_consistency"]`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from lifelong_gym.agents import to_messages
+from lifelong_gym.callbacks import Callback, register_callback
+from lifelong_gym.experience import ExperienceMemory
+from lifelong_gym.session import ChatMessage, Role, Session
+
+Normalizer = Callable[[str], str | None]
+TIE_QUESTION = (
+    "Several replies were proposed for your next turn. Answer with the number of the best "
+    "candidate, and nothing else."
+)
+
+
+class GroupVote:
+    """The vote of one turn, and the memory of solved sessions it draws groups from."""
+
+    def __init__(self, groups: int = 2, per_group: int = 2):
+        if groups < 1 or per_group < 1:
+            raise ValueError("groups and per_group must be at least 1")
+        self.groups = groups
+        self.per_group = per_group
+        self.memory = ExperienceMemory(n=groups * per_group, strategy="recent")
+
+    def choose(
+        self, model: Any, normalize: Normalizer, session: Session, opening: str, reply: str
+    ) -> tuple[str, dict[str, Any]]:
+        """The reply to send for this turn, and the record of how it was chosen."""
+        chosen = self.memory.select(session.skills, self.memory.task_text(opening))
+        if not chosen:
+            return reply, {"chosen_by": "agent", "reason": "no experiences yet"}
+        groups = [chosen[i : i + self.per_group] for i in range(0, len(chosen), self.per_group)]
+        later = session.chat_history[1:]
+        prompts = [
+            to_messages(
+                [ChatMessage(role=Role.USER, content=self.memory.compose(opening, g)), *later]
+            )
+            for g in groups
+        ]
+        try:
+            candidates = [reply, *model.generate(prompts)]
+        except Exception as error:  # noqa: BLE001 - a failing vote must not end the task
+            return reply, {"chosen_by": "agent", "reason": f"vote failed: {error}"}
+        keys = [normalize(c) for c in candidates]
+        votes = Counter(k for k in keys if k is not None)
+        record: dict[str, Any] = {"candidates": len(candidates), "votes": sorted(votes.values())}
+        if not votes:
+            return reply, {**record, "chosen_by": "agent", "reason": "no candidate was valid"}
+        best = max(votes.values())
+        tied = [k for k in dict.fromkeys(k for k in keys if k is not None) if votes[k] == best]
+        if len(tied) == 1:
+            return candidates[keys.index(tied[0])], {**record, "chosen_by": "majority"}
+        options = [candidates[keys.index(k)] for k in tied]
+        pick, reason = self._break_tie(model, session, options)
+        if pick is None:
+            fallback = reply if keys[0] in tied else options[0]
+            return fallback, {**record, "chosen_by": "agent", "reason": reason}
+        return options[pick], {**record, "chosen_by": "tie_break"}
+
+    def _break_tie(
+        self, model: Any, session: Session, options: Sequence[str]
+    ) -> tuple[int | None, str]:
+        listed = "\n\n".join(f"Candidate {i}:\n{text}" for i, text in enumerate(options, start=1))
+        question = _user(f"{TIE_QUESTION}\n\n{listed}")
+        try:
+            (answer,) = model.generate([to_messages([*session.chat_history, question])])
+        except Exception as error:  # noqa: BLE001
+            return None, f"tie-break failed: {error}"
+        found = re.search(r"\d+", answer)
+        if found and 1 <= int(found.group()) <= len(options):
+            return int(found.group()) - 1, ""
+        return None, f"tie-break answer unreadable: {answer[:80]!r}"
+
+
+def _user(content: str) -> ChatMessage:
+    return ChatMessage(role=Role.USER, content=content)
+
+
+@register_callback("group_self_consistency")
+class GroupSelfConsistencyCallback(Callback):
+    """Replace each agent reply by the group vote (uses the agent's own model)."""
+
+    def __init__(self, groups: int = 2, per_group: int = 2):
+        self.vote = GroupVote(groups, per_group)
+        self._opening: str | None = None
+
+    def on_environment_reset(self, agent, env, session, history, control):
+        """Keep the opening prompt the groups' prompts are built on."""
+        self._opening = session.chat_history[0].content
+
+    def on_agent_inference(self, agent, env, session, history, control):
+        """Vote on the agent's reply before it reaches the environment."""
+        model = getattr(agent, "model", None)
+        if model is None or control.reply is None or self._opening is None:
+            return None
+        control.reply, record = self.vote.choose(
+            model, env.unwrapped.normalize_action, session, self._opening, control.reply
+        )
+        session.details.setdefault("self_consistency", []).append(record)
+        return control
+
+    def on_environment_complete(self, agent, env, session, history, control):
+        """Remember the session if it was solved."""
+        if self._opening is not None:
+            self.vote.memory.remember(session, self._opening)
+
+    def state(self) -> dict[str, Any]:
+        """The memory of experiences."""
+        return self.vote.memory.state()
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Restore the memory."""
+        self.vote.memory.load_state(state)
