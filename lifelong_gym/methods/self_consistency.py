@@ -58,7 +58,11 @@ class GroupVote:
             return reply, {"chosen_by": "agent", "reason": f"vote failed: {error}"}
         keys = [normalize(c) for c in candidates]
         votes = Counter(k for k in keys if k is not None)
-        record: dict[str, Any] = {"candidates": len(candidates), "votes": sorted(votes.values())}
+        record: dict[str, Any] = {
+            "groups": len(groups),
+            "candidates": len(candidates),
+            "votes": sorted(votes.values()),
+        }
         if not votes:
             return reply, {**record, "chosen_by": "agent", "reason": "no candidate was valid"}
         best = max(votes.values())
