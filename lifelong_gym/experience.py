@@ -18,6 +18,8 @@ from lifelong_gym.session import ChatMessage, EvaluationOutcome, Role, Session, 
 
 Strategy = Literal["recent", "relevant"]
 STRATEGIES: tuple[str, ...] = ("recent", "relevant")
+DEFAULT_REPLY_RESERVE = 1024
+"""Tokens kept free for the replies and observations that follow the opening prompt."""
 HEADING = "Here are tasks you solved before, with your replies and what you observed:"
 CLOSING = "That is the end of the earlier tasks. Now solve the new task below."
 
@@ -140,7 +142,7 @@ class ExperienceMemory:
         chosen = self.select(skills, self.task_text(opening))
         while True:
             prompt = self.compose(opening, chosen)
-            if not chosen or self._fits(prompt, reserve):
+            if not chosen or self.fits(prompt, reserve):
                 return prompt, [e.task_index for e in chosen]
             chosen = chosen[:-1]
 
@@ -190,7 +192,8 @@ class ExperienceMemory:
         elif opening != self._first_opening:
             self.instructions = split_instructions(opening, self._first_opening)[0]
 
-    def _fits(self, prompt: str, reserve: int) -> bool:
+    def fits(self, prompt: str, reserve: int) -> bool:
+        """Whether `prompt` plus `reserve` tokens stays within the token budget (if any)."""
         if self.token_budget is None or self.count_tokens is None:
             return True
         return self.count_tokens(prompt) + reserve <= self.token_budget

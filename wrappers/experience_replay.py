@@ -8,10 +8,8 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.utils import RecordConstructorArgs
 
-from lifelong_gym.experience import ExperienceMemory, Strategy
+from lifelong_gym.experience import DEFAULT_REPLY_RESERVE, ExperienceMemory, Strategy
 from lifelong_gym.spaces import UnicodeText
-
-DEFAULT_REPLY_RESERVE = 1024
 
 
 class ExperienceReplay(gym.Wrapper[str, str, str, str], RecordConstructorArgs):

@@ -5,11 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from lifelong_gym.callbacks import Callback, register_callback
-from lifelong_gym.experience import ExperienceMemory, Strategy
+from lifelong_gym.experience import DEFAULT_REPLY_RESERVE, ExperienceMemory, Strategy
 
 from .budget import resolve_budget
-
-DEFAULT_REPLY_RESERVE = 1024
 
 
 @register_callback("experience_replay")

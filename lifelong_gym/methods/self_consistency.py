@@ -17,8 +17,10 @@ from typing import Any
 
 from lifelong_gym.agents import to_messages
 from lifelong_gym.callbacks import Callback, register_callback
-from lifelong_gym.experience import ExperienceMemory
+from lifelong_gym.experience import DEFAULT_REPLY_RESERVE, Experience, ExperienceMemory
 from lifelong_gym.session import ChatMessage, Role, Session
+
+from .budget import resolve_budget
 
 Normalizer = Callable[[str], str | None]
 TIE_QUESTION = (
@@ -30,11 +32,12 @@ TIE_QUESTION = (
 class GroupVote:
     """The vote of one turn, and the memory of solved sessions it draws groups from."""
 
-    def __init__(self, groups: int = 2, per_group: int = 2):
+    def __init__(self, groups: int = 2, per_group: int = 2, reserve: int = DEFAULT_REPLY_RESERVE):
         if groups < 1 or per_group < 1:
             raise ValueError("groups and per_group must be at least 1")
         self.groups = groups
         self.per_group = per_group
+        self.reserve = reserve
         self.memory = ExperienceMemory(n=groups * per_group, strategy="recent")
 
     def choose(
@@ -44,7 +47,13 @@ class GroupVote:
         chosen = self.memory.select(session.skills, self.memory.task_text(opening))
         if not chosen:
             return reply, {"chosen_by": "agent", "reason": "no experiences yet"}
-        groups = [chosen[i : i + self.per_group] for i in range(0, len(chosen), self.per_group)]
+        groups = [
+            fitted
+            for i in range(0, len(chosen), self.per_group)
+            if (fitted := self._fit(opening, chosen[i : i + self.per_group]))
+        ]
+        if not groups:
+            return reply, {"chosen_by": "agent", "reason": "no experience fits the budget"}
         later = session.chat_history[1:]
         prompts = [
             to_messages(
@@ -76,6 +85,13 @@ class GroupVote:
             return fallback, {**record, "chosen_by": "agent", "reason": reason}
         return options[pick], {**record, "chosen_by": "tie_break"}
 
+    def _fit(self, opening: str, group: Sequence[Experience]) -> list[Experience]:
+        """The group, less its last experiences while its prompt exceeds the token budget."""
+        group = list(group)
+        while group and not self.memory.fits(self.memory.compose(opening, group), self.reserve):
+            group.pop()
+        return group
+
     def _break_tie(
         self, model: Any, session: Session, options: Sequence[str]
     ) -> tuple[int | None, str]:
@@ -99,18 +115,34 @@ def _user(content: str) -> ChatMessage:
 class GroupSelfConsistencyCallback(Callback):
     """Replace each agent reply by the group vote (uses the agent's own model)."""
 
-    def __init__(self, groups: int = 2, per_group: int = 2):
-        self.vote = GroupVote(groups, per_group)
+    def __init__(
+        self,
+        groups: int = 2,
+        per_group: int = 2,
+        budget: int | str | None = None,
+        reserve: int = DEFAULT_REPLY_RESERVE,
+    ):
+        self.vote = GroupVote(groups, per_group, reserve)
+        self.budget = budget
+        self._budget_ready = budget is None
         self._opening: str | None = None
 
     def on_environment_reset(self, agent, env, session, history, control):
         """Keep the opening prompt the groups' prompts are built on."""
+        if not self._budget_ready:
+            memory = self.vote.memory
+            memory.token_budget, memory.count_tokens = resolve_budget(self.budget, agent)
+            self._budget_ready = True
         self._opening = session.chat_history[0].content
 
     def on_agent_inference(self, agent, env, session, history, control):
         """Vote on the agent's reply before it reaches the environment."""
+        if control.reply is None or self._opening is None:
+            return None
         model = getattr(agent, "model", None)
-        if model is None or control.reply is None or self._opening is None:
+        if model is None:
+            record = {"chosen_by": "agent", "reason": "the agent has no model to vote with"}
+            session.details.setdefault("self_consistency", []).append(record)
             return None
         control.reply, record = self.vote.choose(
             model, env.unwrapped.normalize_action, session, self._opening, control.reply

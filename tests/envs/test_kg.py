@@ -406,3 +406,15 @@ def test_runaway_join_returns_and_later_queries_still_run(tmp_path: Path) -> Non
         assert f"the number {n}" in dense.step("Action: count(#0)")[0]
     finally:
         dense.close()
+
+
+def test_normalize_action_reads_the_parsed_action():
+    env = gym.make("LifelongKG-v0").unwrapped
+    key = env.normalize_action("I will look.\nAction: get_relations( m.0abc12 )")
+    assert (
+        key == env.normalize_action("Action: get_relations(m.0abc12)") == "get_relations(m.0abc12)"
+    )
+    assert env.normalize_action("Action: count(#0, #1)") is None  # wrong arity
+    assert env.normalize_action("no action") is None
+    assert env.normalize_action("Final Answer: #2") == "Final Answer: #2"
+    env.close()

@@ -142,3 +142,21 @@ def test_the_callback_through_the_runner_matches_the_wrapper(env, tmp_path):
     sessions = [json.loads(line) for line in (tmp_path / "run" / "sessions.jsonl").open()]
     assert all(s["outcome"] == "correct" for s in sessions)
     assert sessions[-1]["details"]["self_consistency"][0]["chosen_by"] == "majority"
+
+
+def test_a_budget_trims_groups_and_may_leave_no_vote(env):
+    model = RuleModel(_oracle_vote(env))
+    wrapped = GroupSelfConsistency(env, model, groups=2, per_group=1)
+    wrapped.vote.memory.token_budget = 10  # far below any prompt
+    wrapped.vote.memory.count_tokens = lambda text: len(text.split())
+    infos = _loop(wrapped, FirstSolvedThenWrong(env.unwrapped.tasks))
+    assert infos[-1]["self_consistency"][0]["reason"] == "no experience fits the budget"
+    assert model.calls == 0
+
+
+def test_an_agent_without_a_model_is_left_alone(env, tmp_path):
+    callback = GroupSelfConsistencyCallback()
+    agent = FirstSolvedThenWrong(env.unwrapped.tasks)
+    Runner(env, agent, [callback], tmp_path, progress=False, plots=False).run()
+    last = [json.loads(line) for line in (tmp_path / "sessions.jsonl").open()][-1]
+    assert last["details"]["self_consistency"][0]["reason"] == "the agent has no model to vote with"

@@ -5,7 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from lifelong_gym.core import DEFAULT_MAX_OBSERVATION_LENGTH, Evaluation, Interaction, LifelongEnv
-from lifelong_gym.envs.kg.actions import ActionError, ActionExecutor, FinalAnswer, parse_reply
+from lifelong_gym.envs.kg.actions import (
+    ARITY,
+    ActionError,
+    ActionExecutor,
+    FinalAnswer,
+    parse_reply,
+)
 from lifelong_gym.envs.kg.backends import (
     BackendError,
     KGBackend,
@@ -105,6 +111,15 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
         self._executor: ActionExecutor | None = None
         self._executed: list[bool] = []
         self._answer: tuple[str, ...] | None = None
+
+    def normalize_action(self, reply: str) -> str | None:
+        """The parsed action (`name(arg, ...)`) or final answer; None for no valid action."""
+        parsed = parse_reply(reply)
+        if isinstance(parsed, FinalAnswer):
+            return f"Final Answer: {parsed.target.strip()}"
+        if parsed is None or ARITY.get(parsed.name) != len(parsed.args):
+            return None
+        return str(parsed)
 
     def interact(self, action: str) -> Interaction:
         """Run the reply's action, or take its final answer."""
