@@ -11,7 +11,7 @@ from .base import Agent
 from .language_model import LanguageModelAgent
 from .models import ModelConfigError
 from .oracle import OracleAgent
-from .pool import create_model, parse_model_config
+from .pool import ModelPool, create_model, parse_model_config
 
 AgentBuilder = Callable[[str, TaskSet], Agent]
 
@@ -56,11 +56,20 @@ AGENT_SPECS: dict[str, AgentBuilder] = {
 }
 
 
-def make_agent(spec: str, tasks: TaskSet) -> Agent:
-    """Build the agent a spec names: oracle, hf:/path/to/model, openai:URL#model-name.
+def make_agent(spec: str, tasks: TaskSet, pool: ModelPool | None = None) -> Agent:
+    """Build the agent a spec names: oracle, hf:/path/to/model, openai:URL#model-name,
+    or model:NAME for a model of `pool` (the run's configured models).
 
     Model options follow a `?`: `hf:/models/qwen?max_new_tokens=256&temperature=0.7`.
     """
+    if spec.startswith("model:"):
+        name = spec.removeprefix("model:")
+        if pool is None:
+            raise AgentSpecError(f"agent {spec!r} needs models configured in the run's YAML")
+        try:
+            return LanguageModelAgent(pool.get(name))
+        except ModelConfigError as error:
+            raise AgentSpecError(str(error)) from None
     for prefix, build in AGENT_SPECS.items():
         argument = spec.removeprefix(prefix)
         takes_argument = prefix.endswith(":")
@@ -69,5 +78,5 @@ def make_agent(spec: str, tasks: TaskSet) -> Agent:
                 return build(argument, tasks)
             except ModelConfigError as error:
                 raise AgentSpecError(str(error)) from None
-    known = ", ".join(p + ("..." if p.endswith(":") else "") for p in AGENT_SPECS)
+    known = ", ".join(p + ("..." if p.endswith(":") else "") for p in [*AGENT_SPECS, "model:"])
     raise AgentSpecError(f"unknown agent {spec!r}; known agents: {known}")

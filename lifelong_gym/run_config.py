@@ -10,7 +10,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lifelong_gym import methods  # noqa: F401 - registers the methods' callback names
-from lifelong_gym.agents import make_agent
+from lifelong_gym.agents import ModelConfigError, ModelPool, make_agent
 from lifelong_gym.callbacks import make_callback, parse_assignment
 from lifelong_gym.runner import Runner
 
@@ -25,7 +25,10 @@ class RunConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     env: str = Field("LifelongDB-v0", description="registered environment id")
-    agent: str = Field("oracle", description="agent spec, e.g. oracle")
+    agent: str = Field("oracle", description="agent spec, e.g. oracle or model:NAME")
+    models: list[dict[str, Any]] = Field(
+        default_factory=list, description="the model pool: one config per model, by name"
+    )
     output: Path = Field(description="output folder of the run")
     tasks: str | None = Field(None, description="task file or shipped task-set name")
     env_args: dict[str, Any] = Field(default_factory=dict, description="environment kwargs")
@@ -90,7 +93,11 @@ def build_runner(config: RunConfig) -> Runner:
     except TypeError as error:
         raise RunConfigError(f"env {config.env!r} does not take these env_args: {error}") from None
     try:
-        agent = make_agent(config.agent, env.unwrapped.tasks)
+        try:
+            pool = ModelPool(config.models) if config.models else None
+        except ModelConfigError as error:
+            raise RunConfigError(f"models: {error}") from None
+        agent = make_agent(config.agent, env.unwrapped.tasks, pool)
         callbacks = [make_callback(spec) for spec in config.callbacks]
     except Exception:
         env.close()
