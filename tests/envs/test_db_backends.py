@@ -130,10 +130,13 @@ def test_sqlite_hash_equals_the_hash_mysql_computes(mysql_url, rows):
     assert ours == theirs
 
 
-@pytest.mark.parametrize("vector", ["sync", "async-shared", "async-copy"])
-def test_vector_envs_step_four_at_once(tmp_path, vector):
+@pytest.mark.parametrize("vector", ["sync", "async-shared", "async-copy", "async-mysql"])
+def test_vector_envs_step_four_at_once(request, tmp_path, vector):
     tasks = str(task_file(tmp_path))
-    fns = [lambda: gym.make("LifelongDB-v0", tasks=tasks) for _ in range(4)]
+    server = {}
+    if vector == "async-mysql":  # four processes sharing one server
+        server = {"backend": "mysql", "url": request.getfixturevalue("mysql_url")}
+    fns = [lambda: gym.make("LifelongDB-v0", tasks=tasks, **server) for _ in range(4)]
     if vector == "sync":
         envs = gym.vector.SyncVectorEnv(fns)
     else:
