@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -62,6 +63,7 @@ def parse_reply(reply: str) -> Action:
     return Operation(sql)
 
 
+@functools.lru_cache(maxsize=4096)
 def count_statements(sql: str) -> int:
     """How many statements `sql` holds, by MySQL's tokens (semicolons in strings don't count)."""
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
 import time
@@ -54,9 +55,7 @@ class SqliteBackend(DatabaseBackend):
         """Translate one MySQL statement to SQLite and run it within the limits."""
         connection = self._require()
         try:
-            translated = sqlglot.transpile(
-                sql, read="mysql", write="sqlite", unsupported_level=ErrorLevel.RAISE
-            )
+            translated = translate(sql)
         except SqlglotError as error:
             return StatementResult(
                 error=f"this statement could not be translated from MySQL to SQLite: {error}"
@@ -108,6 +107,14 @@ class SqliteBackend(DatabaseBackend):
 
     def _past_deadline(self) -> int:
         return int(bool(self._deadline) and time.monotonic() > self._deadline)
+
+
+@functools.lru_cache(maxsize=4096)
+def translate(sql: str) -> tuple[str, ...]:
+    """MySQL statements in SQLite's dialect (cached: RL loops send the same ones again)."""
+    return tuple(
+        sqlglot.transpile(sql, read="mysql", write="sqlite", unsupported_level=ErrorLevel.RAISE)
+    )
 
 
 def _authorize(action: int, *_: Any) -> int:
