@@ -138,6 +138,11 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
                 f"\n\n[The command did not finish within {self.command_timeout:g} s and was "
                 "killed with all its processes; a new shell was started.]"
             )
+        elif result.out_of_processes:
+            text += (
+                "\n\n[The processes started by the command filled the container's process "
+                "limit and were all killed; a new shell was started.]"
+            )
         elif result.shell_lost and self.mode == Mode.PERSISTENT:
             text += "\n\n[The shell exited; a new shell was started.]"
         return text

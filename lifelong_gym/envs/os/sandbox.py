@@ -32,6 +32,8 @@ BUILD_HINT = (
     "`python -m lifelong_gym.envs.os.image`, or `docker build -t {image} docker/os`"
 )
 
+# PID 1: ignores signals (so `kill -9 -1` inside cannot stop the container) and reaps orphans
+KEEPER = "trap '' TERM INT HUP QUIT USR1 USR2; while :; do sleep 3600 & wait; done"
 _WAIT_FOR_EXIT = (
     "for _ in $(seq 200); do if ! kill -0 {sid} 2>/dev/null && "
     '[ "$(pgrep -c -x setsid)" -le 1 ]; then break; fi; sleep 0.01; done'
@@ -87,11 +89,20 @@ class Sandbox:
     def run(self, script: str, mode: Mode, *, timeout: float, limit: int) -> CommandResult:
         """Run a script in the agent's shell; an overrun kills the shell's whole session."""
         result = self.shell.run(script, mode, timeout=timeout, limit=limit)
-        if result.timed_out:
+        if result.processes is not None and result.processes >= self.limits.pids * 0.9:
+            result.out_of_processes = True  # a fork bomb left running in the background
+        if result.timed_out or result.out_of_processes:
             self.kill_shell()
-        if result.timed_out or result.shell_lost:
-            self.shell = ShellSession(self.client, self.container.id)
+        if result.timed_out or result.shell_lost or result.out_of_processes:
+            self.shell = self._new_shell()
         return result
+
+    def _new_shell(self) -> ShellSession:
+        try:
+            return ShellSession(self.client, self.container.id)
+        except Exception:  # the container stopped (its processes were all killed): revive it
+            self.container.restart(timeout=0)
+            return ShellSession(self.client, self.container.id)
 
     def run_fresh(self, script: str, mode: Mode, **options: Any) -> CommandResult:
         """Run a script in a new shell of its own (evaluation: untouched by the agent).
@@ -106,7 +117,9 @@ class Sandbox:
                 self.retired_sid = None
             result = shell.run(script, mode, **options)
             if result.timed_out:
-                self._kill_session(shell.sid)
+                sid = shell.sid
+                shell.close()
+                self._kill_session(sid)
             return result
         finally:
             shell.close()
@@ -118,8 +131,9 @@ class Sandbox:
 
     def kill_shell(self) -> None:
         """Stop everything the agent's shell started (its whole session)."""
-        self._kill_session(self.shell.sid)
+        sid = self.shell.sid
         self.shell.close()
+        self._kill_session(sid)
 
     def _kill_session(self, sid: int | None) -> None:
         if sid is None:
@@ -212,9 +226,8 @@ class ContainerPool:
 
         limits = self.limits
         options: dict[str, Any] = {
-            "command": ["sleep", "infinity"],
+            "command": ["bash", "-c", KEEPER],
             "detach": True,
-            "init": True,
             "labels": {
                 LABEL: self.run_id,
                 LABEL_PID: str(os.getpid()),
@@ -287,38 +300,37 @@ class ContainerPool:
 
 def remove_containers(client: Any, filters: dict[str, Any]) -> int:
     """Force-remove the containers matching `filters`, in parallel; return how many."""
-    containers = client.containers.list(all=True, filters=filters)
-
-    def remove(container: Any) -> None:
-        try:
-            container.remove(force=True)
-        except Exception as error:
-            logger.debug("removing %s: %s", container.id[:12], error)
-
-    with ThreadPoolExecutor(4) as executor:
-        list(executor.map(remove, containers))
-    return len(containers)
+    return _remove(client, [c["Id"] for c in client.api.containers(all=True, filters=filters)])
 
 
 def remove_leftovers(client: Any) -> int:
     """Remove the containers of crashed runs on this host (their owner process is gone)."""
     host = socket.gethostname()
     stale = []
-    for container in client.containers.list(all=True, filters={"label": LABEL}):
-        labels = container.labels
-        if labels.get(LABEL_HOST) != host:
-            continue
+    for container in client.api.containers(all=True, filters={"label": LABEL}):
+        labels = container.get("Labels") or {}
         pid = int(labels.get(LABEL_PID, "0") or 0)
-        if pid != os.getpid() and not _process_alive(pid):
-            stale.append(container)
-    for container in stale:
-        try:
-            container.remove(force=True)
-        except Exception as error:
-            logger.debug("removing leftover %s: %s", container.id[:12], error)
+        if labels.get(LABEL_HOST) == host and pid != os.getpid() and not _process_alive(pid):
+            stale.append(container["Id"])
     if stale:
-        logger.info("removed %d containers left by crashed runs", len(stale))
-    return len(stale)
+        logger.info("removing %d containers left by crashed runs", len(stale))
+    return _remove(client, stale)
+
+
+def _remove(client: Any, ids: list[str]) -> int:
+    def remove(container_id: str) -> None:
+        try:
+            client.api.remove_container(container_id, force=True)
+        except Exception as error:  # already gone
+            logger.debug("removing %s: %s", container_id[:12], error)
+
+    try:
+        with ThreadPoolExecutor(4) as executor:
+            list(executor.map(remove, ids))
+    except RuntimeError:  # at interpreter exit no new thread may start: one by one
+        for container_id in ids:
+            remove(container_id)
+    return len(ids)
 
 
 def _process_alive(pid: int) -> bool:

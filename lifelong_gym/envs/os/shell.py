@@ -22,6 +22,13 @@ from typing import Any
 from lifelong_gym.truncation import truncate_stream
 
 _FRAME_HEADER = struct.Struct(">BxxxL")
+# After a command: its status, and the container's process count (cgroup v1 or v2), read
+# without forking so that it works even when a fork bomb holds every process slot.
+_STATUS = (
+    "__lg_s=$?; {{ read -r __lg_p < /sys/fs/cgroup/pids/pids.current || "
+    "read -r __lg_p < /sys/fs/cgroup/pids.current; }} 2>/dev/null; "
+    'printf \'\\n%s:%d:%s\\n\' {marker} "$__lg_s" "${{__lg_p:-}}"'
+)
 
 
 class Mode(StrEnum):
@@ -41,6 +48,8 @@ class CommandResult:
     exit_code: int | None
     timed_out: bool = False
     shell_lost: bool = False
+    processes: int | None = None  # the container's process count when the command ended
+    out_of_processes: bool = False  # the count neared the limit, so the session was killed
 
 
 def ansi_c_quote(text: str) -> str:
@@ -142,9 +151,7 @@ class ShellSession:
             self._start()
         assert self._socket is not None
         marker = secrets.token_hex(8).encode()
-        line = (
-            f"{command_line(script, mode, args)}; printf '\\n%s:%d\\n' {marker.decode()} \"$?\"\n"
-        )
+        line = f"{command_line(script, mode, args)}; {_STATUS.format(marker=marker.decode())}\n"
         capture = _Capture(max(limit, 1) * 4)
         try:
             self._socket.sendall(line.encode())
@@ -164,9 +171,10 @@ class ShellSession:
             if end >= 0 and window.find(b"\n", end + len(needle)) >= 0:
                 status_end = window.find(b"\n", end + len(needle))
                 capture.add(window[:end])
-                code = int(window[end + len(needle) : status_end])
-                return CommandResult(capture.text(limit), code)
-            keep = len(needle) + 12
+                code, _, pids = window[end + len(needle) : status_end].partition(b":")
+                processes = int(pids) if pids.strip().isdigit() else None
+                return CommandResult(capture.text(limit), int(code), processes=processes)
+            keep = len(needle) + 32
             if len(window) > keep:
                 capture.add(window[:-keep])
                 window = window[-keep:]
@@ -203,11 +211,15 @@ class ShellSession:
             self._pending += data
 
     def _drop_socket(self) -> None:
+        # shutdown, not just close: the stream wrapper holds the descriptor open, and an
+        # unread stream stalls the engine's other execs in this container
         if self._socket is not None:
-            try:
-                self._socket.close()
-            except OSError:
-                pass
+            for end in (lambda: self._socket.shutdown(socket.SHUT_RDWR), self._socket.close):
+                try:
+                    end()
+                except OSError:
+                    pass
+            self._stream.close()
         self._socket = None
         self.sid = None
 
