@@ -42,7 +42,14 @@ def reference_container(client):
 def bench_reset(client, count: int) -> tuple[list[float], list[float]]:
     """Reset latency: the pooled environment vs `docker run` + remove."""
     trivial = TaskSet(
-        [OSTask(index=0, instruction="Do nothing.", evaluation=ScriptItem(script="true"))]
+        [
+            OSTask(
+                index=0,
+                instruction="Do nothing.",
+                initialization=ScriptItem(script="mkdir -p /srv/x"),
+                evaluation=ScriptItem(script="true"),
+            )
+        ]
     )
     env = gym.make("LifelongOS-v0", tasks=trivial, pool_size=3)
     pooled = []

@@ -31,7 +31,7 @@ def prepare(sandbox: Sandbox, task: OSTask) -> None:
 def judge(sandbox: Sandbox, task: OSTask, answer: str | None) -> bool:
     """Whether the task is solved: its evaluation exits 0, or the answer passes its checks.
 
-    The agent's shell is ended first, so scripts see the processes the agent saw.
+    The agent's shell is ended first (its background jobs stay), so it cannot interfere.
     """
     sandbox.retire_shell()
     check = task.answer_check
@@ -45,7 +45,7 @@ def judge(sandbox: Sandbox, task: OSTask, answer: str | None) -> bool:
     for checker in check.checkers:
         if checker.kind == "example":
             assert task.ground_truth is not None
-            arguments.append(_run(sandbox, task.ground_truth, Mode.PERSISTENT).output)
+            arguments.append(_run(sandbox, task.ground_truth, Mode.BASH_C).output)
         elif checker.kind == "script":
             assert checker.script is not None
             if _run(sandbox, checker.script, Mode.BASH_C, tuple(arguments)).exit_code != 0:
@@ -59,7 +59,7 @@ def _run(
     sandbox: Sandbox, item: ScriptItem, mode: Mode, args: tuple[str, ...] = ()
 ) -> CommandResult:
     mode = Mode.PYTHON if item.language == "python" else mode
-    return sandbox.run_fresh(
+    return sandbox.run_judged(
         item.script, mode, timeout=SETUP_TIMEOUT, limit=CHECK_OUTPUT_LIMIT, args=args
     )
 

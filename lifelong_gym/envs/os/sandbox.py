@@ -34,10 +34,6 @@ BUILD_HINT = (
 
 # PID 1: ignores signals (so `kill -9 -1` inside cannot stop the container) and reaps orphans
 KEEPER = "trap '' TERM INT HUP QUIT USR1 USR2; while :; do sleep 3600 & wait; done"
-_WAIT_FOR_EXIT = (
-    "for _ in $(seq 200); do if ! kill -0 {sid} 2>/dev/null && "
-    '[ "$(pgrep -c -x setsid)" -le 1 ]; then break; fi; sleep 0.01; done'
-)
 
 
 class SandboxError(RuntimeError):
@@ -78,13 +74,17 @@ def docker_client() -> Any:
 
 @dataclass
 class Sandbox:
-    """One container and the bash session the agent types into."""
+    """One container, the bash session the agent types into, and one for the judge.
+
+    Both shells start with the container, ahead of need: a new exec costs tens of
+    milliseconds, more on a busy engine. The agent never types into the judge's shell.
+    """
 
     client: Any
     container: Any
     shell: ShellSession
+    judge: ShellSession | None = None
     limits: Limits = field(default_factory=Limits)
-    retired_sid: int | None = None
 
     def run(self, script: str, mode: Mode, *, timeout: float, limit: int) -> CommandResult:
         """Run a script in the agent's shell; an overrun kills the shell's whole session."""
@@ -104,38 +104,35 @@ class Sandbox:
             self.container.restart(timeout=0)
             return ShellSession(self.client, self.container.id)
 
-    def run_fresh(self, script: str, mode: Mode, **options: Any) -> CommandResult:
-        """Run a script in a new shell of its own (evaluation: untouched by the agent).
+    def run_judged(self, script: str, mode: Mode, **options: Any) -> CommandResult:
+        """Run an evaluation script in the judge's shell (a new one if the agent killed it).
 
         `options` are those of `ShellSession.run` (timeout, limit, args).
         """
-        shell = ShellSession(self.client, self.container.id)
-        try:
-            if self.retired_sid is not None:  # the same processes around as the agent had
-                wait = _WAIT_FOR_EXIT.format(sid=self.retired_sid)
-                shell.run(wait, Mode.PERSISTENT, timeout=5, limit=100)
-                self.retired_sid = None
-            result = shell.run(script, mode, **options)
+        for _ in range(2):
+            if self.judge is None:
+                self.judge = self._new_shell()
+            result = self.judge.run(script, mode, **options)
             if result.timed_out:
-                sid = shell.sid
-                shell.close()
-                self._kill_session(sid)
-            return result
-        finally:
-            shell.close()
+                self._kill_session(self.judge)
+                self.judge = None
+            if not result.shell_lost:
+                return result
+            self.judge = None
+        return result
 
     def retire_shell(self) -> None:
         """End the agent's shell (its background jobs stay), before the evaluation."""
-        self.retired_sid = self.shell.sid
         self.shell.close()
 
     def kill_shell(self) -> None:
         """Stop everything the agent's shell started (its whole session)."""
-        sid = self.shell.sid
-        self.shell.close()
-        self._kill_session(sid)
+        self._kill_session(self.shell)
 
-    def _kill_session(self, sid: int | None) -> None:
+    def _kill_session(self, shell: ShellSession) -> None:
+        """Close `shell`, then kill every process of its session."""
+        sid = shell.sid
+        shell.close()
         if sid is None:
             return
         for _ in range(5):
@@ -152,6 +149,8 @@ class Sandbox:
     def remove(self) -> None:
         """Remove the container (and everything running in it)."""
         self.shell.close()
+        if self.judge is not None:
+            self.judge.close()
         try:
             self.container.remove(force=True)
         except Exception as error:  # already gone
@@ -257,10 +256,11 @@ class ContainerPool:
             container = self.client.containers.run(self.image, **options)
         try:
             shell = ShellSession(self.client, container.id)
+            judge = ShellSession(self.client, container.id)
         except BaseException:
             container.remove(force=True)
             raise
-        return Sandbox(self.client, container, shell, limits)
+        return Sandbox(self.client, container, shell, judge, limits)
 
     def acquire(self, timeout: float = 120) -> Sandbox:
         """A ready sandbox (waiting for one if the pool is empty); a new one is started."""
@@ -293,7 +293,7 @@ class ContainerPool:
         while not self._ready.empty():
             item = self._ready.get_nowait()
             if isinstance(item, Sandbox):
-                item.shell.close()
+                item.remove()
         remove_containers(self.client, {"label": f"{LABEL}={self.run_id}"})
         _LIVE_POOLS.discard(self)
 
