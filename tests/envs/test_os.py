@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -255,3 +256,45 @@ def test_owner_pid_label_names_this_process(env, client):
     env.reset(options={"task_index": 0})
     mine = _containers(client, env.unwrapped.pool.run_id)
     assert mine and all(c.labels[f"{LABEL}.pid"] == str(os.getpid()) for c in mine)
+
+
+def test_oracle_solves_tasks_in_the_benchmarks_own_format(client, tmp_path):
+    def item(language: str, script: str) -> dict:
+        return {"command_name": language, "script": script}
+
+    records = {
+        "0": {
+            "instruction": "Create the file /root/done.txt holding the word yes.",
+            "initialization_command_item": item("bash", "rm -f /root/done.txt"),
+            "evaluation_info": {
+                "evaluation_command_item": item("bash", '[ "$(cat /root/done.txt)" = yes ]'),
+                "ground_truth_command_item": item("bash", "echo yes > /root/done.txt"),
+            },
+            "skill_list": ["echo"],
+            "raw_entry_hash": "a",
+        },
+        "1": {
+            "instruction": "Write the number 42 into /tmp/answer.",
+            "initialization_command_item": item(
+                "python", "import os; os.makedirs('/tmp', exist_ok=True)"
+            ),
+            "evaluation_info": {
+                "evaluation_command_item": item(
+                    "python", "import sys; sys.exit(open('/tmp/answer').read().strip() != '42')"
+                ),
+                "ground_truth_command_item": item("python", "open('/tmp/answer', 'w').write('42')"),
+            },
+            "skill_list": ["echo"],
+            "raw_entry_hash": "b",
+        },
+    }
+    path = tmp_path / "entry_dict.json"
+    path.write_text(json.dumps(records))
+    environment = gym.make("LifelongOS-v0", tasks=str(path), pool_size=1)
+    try:
+        assert run_oracle(environment, [0, 1]) == []
+        environment.reset(options={"task_index": 1})
+        _, reward, *_ = environment.step("Act: finish")  # nothing done: the evaluation fails
+        assert reward == 0.0
+    finally:
+        environment.close()
