@@ -3,7 +3,8 @@
 - reset: a warm pooled container vs `docker run` + remove per task;
 - action: a command written to the persistent shell vs `exec_run` per command;
 - 100 shipped tasks replayed by the oracle: the environment vs the reference's loop
-  (`docker run`, `exec_run` for the init, each action and the evaluation, then remove).
+  (`docker run`, `exec_run` for the init, each action and the evaluation, then remove);
+- the engine's floor: bare containers started and removed, three at a time.
 
 Run: python benchmarks/os_env.py [--resets 40] [--actions 200] [--tasks 100]
 """
@@ -117,6 +118,20 @@ def bench_oracle(client, count: int) -> tuple[float, float, int, int]:
     return ours, reference, solved, reference_solved
 
 
+def bench_engine_floor(client, count: int, workers: int = 3) -> float:
+    """Seconds to start and remove `count` bare containers, `workers` at a time: no design
+    with a fresh container per task can run `count` tasks faster on this engine."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(_: int) -> None:
+        reference_container(client).remove(force=True)
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(workers) as executor:
+        list(executor.map(one, range(count)))
+    return time.perf_counter() - start
+
+
 def main() -> None:
     """Run the three measurements and print them side by side."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -130,6 +145,7 @@ def main() -> None:
     pooled, reference = bench_reset(client, args.resets)
     shell, exec_run = bench_action(args.actions)
     ours, theirs, solved, reference_solved = bench_oracle(client, args.tasks)
+    floor = bench_engine_floor(client, args.tasks)
 
     print(f"{'measure':<34}{'lifelong-gym':>16}{'reference way':>16}{'ratio':>10}")
     for name, mine, base in (
@@ -141,6 +157,10 @@ def main() -> None:
     ):
         print(f"{name:<34}{mine:>16.2f}{base:>16.2f}{base / mine:>9.1f}x")
     print(f"oracle solved: {solved}/{args.tasks} (reference loop: {reference_solved})")
+    print(
+        f"engine floor: starting and removing {args.tasks} bare containers, 3 at a time, "
+        f"takes {floor:.2f} s ({args.tasks / floor:.1f} containers/s)"
+    )
 
 
 if __name__ == "__main__":
