@@ -45,7 +45,7 @@ def judge(sandbox: Sandbox, task: OSTask, answer: str | None) -> bool:
     for checker in check.checkers:
         if checker.kind == "example":
             assert task.ground_truth is not None
-            arguments.append(_run(sandbox, task.ground_truth, Mode.BASH_C).output)
+            arguments.append(_run(sandbox, _quiet(task.ground_truth), Mode.BASH_C).output)
         elif checker.kind == "script":
             assert checker.script is not None
             if _run(sandbox, checker.script, Mode.BASH_C, tuple(arguments)).exit_code != 0:
@@ -62,6 +62,17 @@ def _run(
     return sandbox.run_judged(
         item.script, mode, timeout=SETUP_TIMEOUT, limit=CHECK_OUTPUT_LIMIT, args=args
     )
+
+
+def _quiet(item: ScriptItem) -> ScriptItem:
+    """The item with its error output dropped: the expected answer is what it prints, not
+    warnings such as `find` reporting processes that exited during its walk of /proc."""
+    if item.language == "python":
+        return ScriptItem(
+            language="python",
+            script=f"import os\nos.dup2(os.open(os.devnull, os.O_WRONLY), 2)\n{item.script}",
+        )
+    return ScriptItem(script=f"exec 2>/dev/null\n{item.script}")
 
 
 def compare_answer(kind: str, answer: str, expected: str) -> bool:
