@@ -135,3 +135,14 @@ def test_agentbench_records_out_of_scope_say_why(create, reason):
 )
 def test_agentbench_checker_kinds(kind, answer, expected, verdict):
     assert compare_answer(kind, answer, expected) is verdict
+
+
+def test_the_shipped_set_is_what_the_seeded_generator_draws():
+    from lifelong_gym.envs.os.generate import generate_tasks
+    from lifelong_gym.envs.os.tasks import load_os_tasks
+
+    shipped = load_os_tasks()
+    drawn = generate_tasks(300, seed=0)
+    assert [t.index for t in drawn] == shipped.indices
+    assert all(shipped[t.index] == t for t in drawn)
+    assert generate_tasks(300, seed=1) != drawn
