@@ -7,6 +7,7 @@ import gymnasium as gym
 # id -> (entry point, registered as nondeterministic). A live shell is nondeterministic.
 _ENVIRONMENTS: dict[str, tuple[str, bool]] = {
     "LifelongDB-v0": ("lifelong_gym.envs.db.env:LifelongDBEnv", False),
+    "LifelongOS-v0": ("lifelong_gym.envs.os.env:LifelongOSEnv", True),
     "LifelongKG-v0": ("lifelong_gym.envs.kg.env:LifelongKGEnv", False),
 }
 

@@ -1,0 +1,167 @@
+"""LifelongOS-v0 speed against the reference's way, side by side in one run.
+
+- reset: a warm pooled container vs `docker run` + remove per task;
+- action: a command written to the persistent shell vs `exec_run` per command;
+- 100 shipped tasks replayed by the oracle: the environment vs the reference's loop
+  (`docker run`, `exec_run` for the init, each action and the evaluation, then remove);
+- the engine's floor: bare containers started and removed, three at a time.
+
+Run: python benchmarks/os_env.py [--resets 40] [--actions 200] [--tasks 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import gymnasium as gym
+from lifelong_gym.agents import OracleAgent
+
+import lifelong_gym  # noqa: F401 (registers the ids)
+from lifelong_gym.envs.os.image import DEFAULT_IMAGE
+from lifelong_gym.envs.os.sandbox import KEEPER, ContainerPool, docker_client
+from lifelong_gym.envs.os.shell import Mode
+from lifelong_gym.envs.os.tasks import OSTask, ScriptItem, load_os_tasks
+from lifelong_gym.tasks import TaskSet
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    """p50 and p95 of `samples`, in milliseconds."""
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return statistics.median(ordered) * 1000, p95 * 1000
+
+
+def reference_container(client):
+    """A container started the reference's way (one `docker run` per task)."""
+    return client.containers.run(
+        DEFAULT_IMAGE, ["bash", "-c", KEEPER], detach=True, network_mode="none"
+    )
+
+
+def bench_reset(client, count: int) -> tuple[list[float], list[float]]:
+    """Reset latency: the pooled environment vs `docker run` + remove."""
+    trivial = TaskSet(
+        [
+            OSTask(
+                index=0,
+                instruction="Do nothing.",
+                initialization=ScriptItem(script="mkdir -p /srv/x"),
+                evaluation=ScriptItem(script="true"),
+            )
+        ]
+    )
+    env = gym.make("LifelongOS-v0", tasks=trivial, pool_size=3)
+    pooled = []
+    for _ in range(count):
+        time.sleep(0.4)  # an agent thinks between tasks; the pool refills meanwhile
+        start = time.perf_counter()
+        env.reset(options={"task_index": 0})
+        pooled.append(time.perf_counter() - start)
+        env.step("Act: finish")
+    env.close()
+    reference = []
+    for _ in range(count):
+        start = time.perf_counter()
+        container = reference_container(client)
+        container.remove(force=True)
+        reference.append(time.perf_counter() - start)
+    return pooled, reference
+
+
+def bench_action(count: int) -> tuple[list[float], list[float]]:
+    """A trivial command: the persistent shell vs `exec_run`."""
+    pool = ContainerPool(DEFAULT_IMAGE, size=1)
+    sandbox = pool.acquire()
+    shell, exec_run = [], []
+    for _ in range(count):
+        start = time.perf_counter()
+        sandbox.run("true", Mode.PERSISTENT, timeout=10, limit=1000)
+        shell.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        sandbox.container.exec_run(["bash", "-c", "true"])
+        exec_run.append(time.perf_counter() - start)
+    pool.close()
+    return shell, exec_run
+
+
+def bench_oracle(client, count: int) -> tuple[float, float, int, int]:
+    """Seconds for `count` oracle tasks: the environment vs the reference's loop."""
+    env = gym.make("LifelongOS-v0", pool_size=3)
+    tasks = env.unwrapped.tasks
+    indices = tasks.order[:count]
+    agent = OracleAgent(tasks)
+    solved = 0
+    start = time.perf_counter()
+    for index in indices:
+        env.reset(options={"task_index": index})
+        done = False
+        while not done:
+            _, reward, terminated, truncated, _ = env.step(agent.act(env.unwrapped.session))
+            done = terminated or truncated
+        solved += reward == 1.0
+    ours = time.perf_counter() - start
+    env.close()
+    reference_solved = 0
+    start = time.perf_counter()
+    for index in indices:
+        task = tasks[index]
+        container = reference_container(client)
+        for item in (task.initialization, task.ground_truth):
+            container.exec_run(["bash", "-c", item.script])
+        reference_solved += (
+            container.exec_run(["bash", "-c", task.evaluation.script]).exit_code == 0
+        )
+        container.remove(force=True)
+    reference = time.perf_counter() - start
+    return ours, reference, solved, reference_solved
+
+
+def bench_engine_floor(client, count: int, workers: int = 3) -> float:
+    """Seconds to start and remove `count` bare containers, `workers` at a time: no design
+    with a fresh container per task can run `count` tasks faster on this engine."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(_: int) -> None:
+        reference_container(client).remove(force=True)
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(workers) as executor:
+        list(executor.map(one, range(count)))
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    """Run the three measurements and print them side by side."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--resets", type=int, default=40)
+    parser.add_argument("--actions", type=int, default=200)
+    parser.add_argument("--tasks", type=int, default=100)
+    args = parser.parse_args()
+    client = docker_client()
+    load_os_tasks()  # fail early on a broken install
+
+    pooled, reference = bench_reset(client, args.resets)
+    shell, exec_run = bench_action(args.actions)
+    ours, theirs, solved, reference_solved = bench_oracle(client, args.tasks)
+    floor = bench_engine_floor(client, args.tasks)
+
+    print(f"{'measure':<34}{'lifelong-gym':>16}{'reference way':>16}{'ratio':>10}")
+    for name, mine, base in (
+        ("reset p50 (ms)", percentiles(pooled)[0], percentiles(reference)[0]),
+        ("reset p95 (ms)", percentiles(pooled)[1], percentiles(reference)[1]),
+        ("trivial action p50 (ms)", percentiles(shell)[0], percentiles(exec_run)[0]),
+        ("trivial action p95 (ms)", percentiles(shell)[1], percentiles(exec_run)[1]),
+        (f"{args.tasks} oracle tasks (s)", ours, theirs),
+    ):
+        print(f"{name:<34}{mine:>16.2f}{base:>16.2f}{base / mine:>9.1f}x")
+    print(f"oracle solved: {solved}/{args.tasks} (reference loop: {reference_solved})")
+    print(
+        f"engine floor: starting and removing {args.tasks} bare containers, 3 at a time, "
+        f"takes {floor:.2f} s ({args.tasks / floor:.1f} containers/s)"
+    )
+
+
+if __name__ == "__main__":
+    main()

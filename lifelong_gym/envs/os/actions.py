@@ -1,0 +1,99 @@
+"""The agent's reply format in the OS environment, its observations, and the command filter."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+OUTPUT_PREFIX = "The output of the OS:\n\n"
+EMPTY_OUTPUT = "The output of the OS is empty."
+
+_ACT = re.compile(r"^\s*Act:\s*(bash|finish|answer\s*\()", re.IGNORECASE | re.MULTILINE)
+_ANSWER = re.compile(r"Act:\s*answer\s*\((.*)\)", re.IGNORECASE | re.DOTALL)
+_BASH_BLOCK = re.compile(r"```(?:bash|sh|shell)?[ \t]*\n(.*?)```", re.DOTALL)
+
+# The benchmark's 29 commands, plus the shell builtins and keywords any script uses.
+ALLOWED_COMMANDS = frozenset(
+    "addgroup awk cat cd chage chgrp chmod chown chsh cp echo exit find gpasswd grep groupadd "
+    "ln ls mkdir mv rm sed sleep tee touch useradd usermod vi wc".split()
+)
+SHELL_BUILTINS = frozenset(
+    ": . [ [[ alias break builtin command continue declare eval export false getopts hash "
+    "let local printf pwd read readonly return set shift source test true type ulimit umask "
+    "unalias unset wait".split()
+)
+
+
+@dataclass(frozen=True)
+class Action:
+    """A parsed reply: run a script, finish, or answer."""
+
+    kind: Literal["bash", "finish", "answer"]
+    content: str = ""
+
+
+class ActionError(ValueError):
+    """A reply that follows none of the formats; the message tells the agent why."""
+
+
+def parse_action(reply: str) -> Action:
+    """Parse a reply: `Act: bash` with fenced bash blocks, `Act: finish`, `Act: answer(...)`."""
+    found = _ACT.search(reply)
+    if found is None:
+        raise ActionError("the reply has no line `Act: bash`, `Act: finish` or `Act: answer(...)`")
+    word = found.group(1).lower()
+    if word == "finish":
+        return Action("finish")
+    if word.startswith("answer"):
+        whole = _ANSWER.search(reply, found.start())
+        if whole is None:
+            raise ActionError("`Act: answer(` must be closed with `)`")
+        return Action("answer", whole.group(1).strip())
+    blocks = _BASH_BLOCK.findall(reply, found.end())
+    script = "\n".join(block.strip("\n") for block in blocks)
+    if not script.strip():
+        raise ActionError("`Act: bash` must be followed by a fenced ```bash block with commands")
+    return Action("bash", script)
+
+
+def format_output(output: str) -> str:
+    """The observation for a command's output."""
+    return OUTPUT_PREFIX + output if output.strip() else EMPTY_OUTPUT
+
+
+def observation_output(observation: str) -> str:
+    """The command output an observation reports (empty if it reports none)."""
+    return observation[len(OUTPUT_PREFIX) :] if observation.startswith(OUTPUT_PREFIX) else ""
+
+
+def disallowed_commands(script: str) -> list[str]:
+    """The commands of `script` outside the benchmark's set, by a real bash parser.
+
+    Raises ActionError when the script cannot be parsed.
+    """
+    import bashlex
+
+    try:
+        trees = bashlex.parse(script)
+    except Exception as error:  # bashlex raises its own errors and assertion failures
+        raise ActionError(f"the script could not be parsed: {error}") from None
+    commands: set[str] = set()
+    functions: set[str] = set()
+
+    class Collector(bashlex.ast.nodevisitor):
+        def visitcommand(self, node, parts):  # noqa: ANN001, ANN202 (bashlex's signature)
+            for part in parts:
+                if part.kind == "word":
+                    commands.add(part.word.rsplit("/", 1)[-1])
+                    return
+                if part.kind not in ("assignment", "redirect"):
+                    return
+
+        def visitfunction(self, node, name, body, parts):  # noqa: ANN001, ANN202
+            functions.add(name.word)
+
+    for tree in trees:
+        Collector().visit(tree)
+    allowed = ALLOWED_COMMANDS | SHELL_BUILTINS | functions
+    return sorted(name for name in commands if name not in allowed)

@@ -1,0 +1,166 @@
+"""`LifelongOSEnv`: the benchmark's operating-system tasks in fresh Docker containers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lifelong_gym.core import Evaluation, Interaction, LifelongEnv
+from lifelong_gym.envs.os.actions import (
+    ActionError,
+    disallowed_commands,
+    format_output,
+    parse_action,
+)
+from lifelong_gym.envs.os.judge import judge, prepare
+from lifelong_gym.envs.os.prompt import opening_prompt
+from lifelong_gym.envs.os.sandbox import ContainerPool, Limits, Sandbox
+from lifelong_gym.envs.os.shell import CommandResult, Mode
+from lifelong_gym.envs.os.tasks import OSTask, load_os_tasks
+from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
+from lifelong_gym.tasks import TaskSet
+
+DEFAULT_IMAGE = "lifelong-gym/os:latest"
+
+
+class LifelongOSEnv(LifelongEnv[OSTask]):
+    """Linux shell tasks: each in a fresh container, solved with bash commands.
+
+    ## Description
+    The benchmark's OS environment. `reset` takes a warm container from a pool, runs the
+    task's initialization script, and returns the instructions with the task. The agent
+    acts with bash scripts; the task is solved when its evaluation script exits 0 (or, for
+    AgentBench tasks, when the agent's answer passes the task's checker).
+
+    ## Action Space
+    The model's reply as text (`UnicodeText`): `Act: bash` followed by fenced ```bash
+    blocks (run as one script), `Act: finish`, or `Act: answer(TEXT)`. A reply in none of
+    these forms ends the task with status `agent_validation_failed` (it is still scored).
+
+    ## Observation Space
+    Text: the opening prompt after `reset`; after a command, `The output of the OS:` and
+    its output (head and tail kept past `max_output_length`, with the number of characters
+    cut), or `The output of the OS is empty.`; notes when a command was stopped by the
+    timeout or refused by the command filter.
+
+    ## Rewards
+    1.0 when the finished task is correct, else 0.0, given on the step that ends it.
+
+    ## Episode End
+    Terminated on `finish`, `answer` or an unparsable reply; truncated after `max_turns`
+    replies (the task is still scored, as in the reference).
+
+    ## Arguments
+    - `tasks`: a shipped task-set name (default "default") or a task file path in our,
+      the benchmark's or AgentBench's OS format.
+    - `image`: the container image (build it: `lifelong-gym build-image os`).
+    - `pool_size`: containers kept warm ahead of need.
+    - `shell`: "persistent" (one bash per task: `cd` and variables persist) or "bash-c"
+      (each action in a new `bash -c`, exactly as the reference).
+    - `command_timeout`: seconds before a command's whole process session is killed.
+    - `max_output_length`: characters of command output shown per action.
+    - `restrict_commands`: allow only the benchmark's 29 commands plus shell builtins.
+    - `network`: give containers a network (off by default).
+    - `max_turns`, `render_mode`: as every environment of the suite.
+
+    ## Version History
+    - v0: initial version.
+    """
+
+    def __init__(
+        self,
+        tasks: str | Path | TaskSet[OSTask] | None = None,
+        *,
+        image: str = DEFAULT_IMAGE,
+        pool_size: int = 2,
+        shell: str = "persistent",
+        command_timeout: float = 20.0,
+        max_output_length: int = 8_000,
+        restrict_commands: bool = False,
+        network: bool = False,
+        max_turns: int = 5,
+        render_mode: str | None = None,
+    ):
+        if shell not in ("persistent", "bash-c"):
+            raise ValueError(f"shell must be 'persistent' or 'bash-c', got {shell!r}")
+        if command_timeout <= 0:
+            raise ValueError(f"command_timeout must be positive, got {command_timeout}")
+        task_set = tasks if isinstance(tasks, TaskSet) else load_os_tasks(tasks)
+        super().__init__(task_set, max_turns=max_turns, render_mode=render_mode)
+        self.mode = Mode.PERSISTENT if shell == "persistent" else Mode.BASH_C
+        self.command_timeout = command_timeout
+        self.max_output_length = max_output_length
+        self.restrict_commands = restrict_commands
+        self.pool = ContainerPool(image, size=pool_size, limits=Limits(network=network))
+        self.sandbox: Sandbox | None = None
+        self.answer: str | None = None
+
+    # -- the appendix's methods --------------------------------------------------------
+
+    def _start_task(self, task: OSTask) -> str:
+        self.answer = None
+        self.sandbox = self.pool.acquire()
+        prepare(self.sandbox, task)
+        return opening_prompt(task.instruction)
+
+    def interact(self, action: str) -> Interaction:
+        """Parse the reply; run its script, or end the task on `finish` / `answer`."""
+        try:
+            parsed = parse_action(action)
+        except ActionError as error:
+            return Interaction(
+                f"Invalid action: {error}.", done=True, status=SessionStatus.AGENT_VALIDATION_FAILED
+            )
+        if parsed.kind == "finish":
+            return Interaction("", done=True)
+        if parsed.kind == "answer":
+            self.answer = parsed.content
+            return Interaction("", done=True)
+        if self.restrict_commands:
+            try:
+                refused = disallowed_commands(parsed.content)
+            except ActionError as error:
+                return Interaction(f"The script was not run: {error}.")
+            if refused:
+                names = ", ".join(f"`{name}`" for name in refused)
+                return Interaction(
+                    f"The script was not run: {names} is not among the allowed commands."
+                )
+        assert self.sandbox is not None
+        result = self.sandbox.run(
+            parsed.content, self.mode, timeout=self.command_timeout, limit=self.max_output_length
+        )
+        return Interaction(self._observation(result))
+
+    def _observation(self, result: CommandResult) -> str:
+        text = format_output(result.output)
+        if result.timed_out:
+            text += (
+                f"\n\n[The command did not finish within {self.command_timeout:g} s and was "
+                "killed with all its processes; a new shell was started.]"
+            )
+        elif result.out_of_processes:
+            text += (
+                "\n\n[The processes started by the command filled the container's process "
+                "limit and were all killed; a new shell was started.]"
+            )
+        elif result.shell_lost and self.mode == Mode.PERSISTENT:
+            text += "\n\n[The shell exited; a new shell was started.]"
+        return text
+
+    def _evaluate(self, task: OSTask, session: Session) -> Evaluation:
+        assert self.sandbox is not None
+        correct = judge(self.sandbox, task, self.answer)
+        outcome = EvaluationOutcome.CORRECT if correct else EvaluationOutcome.INCORRECT
+        return Evaluation(outcome, {"answer": self.answer} if task.answer_check else {})
+
+    def _end_task(self) -> None:
+        sandbox, self.sandbox = self.sandbox, None
+        if sandbox is not None:
+            self.pool.discard(sandbox)
+
+    def release(self) -> None:
+        """Remove the current container, stop the pool and remove all its containers."""
+        self._end_task()
+        pool = getattr(self, "pool", None)
+        if pool is not None:
+            pool.close()

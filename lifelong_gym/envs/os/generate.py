@@ -1,0 +1,139 @@
+"""A seeded generator of OS tasks covering the benchmark's 29 command skills, each verified.
+
+Every task is checked in a fresh container: its evaluation must fail right after the
+initialization and pass after the reference solution ran. Run:
+
+    python -m lifelong_gym.envs.os.generate --count 300 --seed 0 --output DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from tqdm import tqdm
+
+from lifelong_gym.envs.os import templates_text, templates_users  # noqa: F401 (registers)
+from lifelong_gym.envs.os.judge import judge, prepare
+from lifelong_gym.envs.os.sandbox import ContainerPool
+from lifelong_gym.envs.os.shell import Mode
+from lifelong_gym.envs.os.tasks import SKILLS, OSTask, ScriptItem
+from lifelong_gym.envs.os.templates import TEMPLATES
+
+MIN_PER_SKILL = 10
+
+
+def generate_tasks(count: int, seed: int, *, min_per_skill: int = MIN_PER_SKILL) -> list[OSTask]:
+    """Draw `count` distinct tasks; the least covered skill picks the next template."""
+    missing = set(SKILLS) - {s for skills, _ in TEMPLATES.values() for s in skills}
+    if missing:
+        raise RuntimeError(f"no template covers the skills {sorted(missing)}")
+    if count < min_per_skill * 3:
+        raise ValueError(f"count must be at least {min_per_skill * 3} to cover every skill")
+    rng = random.Random(seed)
+    covered: Counter[str] = Counter()
+    tasks: list[OSTask] = []
+    seen: set[str] = set()
+    names = sorted(TEMPLATES)
+    while len(tasks) < count:
+        lowest = min(covered[s] for s in SKILLS)
+        needy = sorted(s for s in SKILLS if covered[s] == lowest)
+        skill = rng.choice(needy)
+        name = rng.choice([n for n in names if skill in TEMPLATES[n][0]])
+        skills, make = TEMPLATES[name]
+        draft = make(rng)
+        if draft.instruction in seen:
+            continue
+        seen.add(draft.instruction)
+        covered.update(skills)
+        tasks.append(
+            OSTask(
+                index=len(tasks),
+                skills=skills,
+                instruction=draft.instruction,
+                initialization=ScriptItem(script=draft.init),
+                evaluation=ScriptItem(script=draft.evaluation),
+                ground_truth=ScriptItem(script=draft.solution),
+            )
+        )
+    return tasks
+
+
+def verify_task(pool: ContainerPool, task: OSTask) -> str | None:
+    """None if the task is sound, else what is wrong with it."""
+    assert task.ground_truth is not None
+    sandbox = pool.acquire()
+    try:
+        prepare(sandbox, task)
+        if judge(sandbox, task, None):
+            return "the evaluation passes before the solution ran"
+        result = sandbox.run(task.ground_truth.script, Mode.PERSISTENT, timeout=30, limit=2000)
+        if result.exit_code != 0:
+            return f"the solution failed ({result.exit_code}): {result.output.strip()}"
+        if not judge(sandbox, task, None):
+            return "the evaluation fails after the solution ran"
+        return None
+    finally:
+        pool.discard(sandbox)
+
+
+def verify_tasks(tasks: list[OSTask], image: str, workers: int = 3) -> dict[int, str]:
+    """Verify every task in fresh containers; return the problems by task index."""
+    pool = ContainerPool(image, size=workers + 1)
+    try:
+        with ThreadPoolExecutor(workers) as executor:
+            verdicts = list(
+                tqdm(
+                    executor.map(lambda t: verify_task(pool, t), tasks),
+                    total=len(tasks),
+                    desc="verifying",
+                )
+            )
+    finally:
+        pool.close()
+    return {t.index: v for t, v in zip(tasks, verdicts, strict=True) if v is not None}
+
+
+def write_task_set(tasks: list[OSTask], folder: Path, name: str, seed: int) -> Path:
+    """Write `name.jsonl` and its sample order `name.order.json` (seeded) into `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.jsonl"
+    with path.open("w", encoding="utf-8") as handle:
+        for task in tasks:
+            handle.write(json.dumps(task.model_dump(exclude_defaults=True)) + "\n")
+    order = [t.index for t in tasks]
+    random.Random(seed + 1).shuffle(order)
+    (folder / f"{name}.order.json").write_text(json.dumps(order) + "\n")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: generate, verify in containers, and write the task set."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--output", type=Path, default=Path("lifelong_gym/data/os"))
+    parser.add_argument("--name", default="default")
+    parser.add_argument("--image", default="lifelong-gym/os:latest")
+    parser.add_argument("--no-verify", action="store_true", help="skip the container check")
+    args = parser.parse_args(argv)
+    tasks = generate_tasks(args.count, args.seed)
+    if not args.no_verify:
+        problems = verify_tasks(tasks, args.image)
+        if problems:
+            for index, problem in sorted(problems.items()):
+                print(f"task {index}: {problem}", file=sys.stderr)
+            return 1
+    path = write_task_set(tasks, args.output, args.name, args.seed)
+    coverage = Counter(s for t in tasks for s in t.skills)
+    print(f"wrote {len(tasks)} tasks to {path}; fewest per skill: {min(coverage.values())}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

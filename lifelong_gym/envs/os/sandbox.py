@@ -1,0 +1,345 @@
+"""Containers for the OS tasks: a warm pool of limited, labelled, disposable sandboxes.
+
+Every container carries the labels of its run (run id, owner pid and host), so that
+`close()`, the exit handler, or the next start after a crash can find and remove it.
+Containers are created ahead of need by a background thread, several at once, because
+the engine takes a few hundred milliseconds per container while a reset should not wait.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import queue
+import socket
+import threading
+import uuid
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from lifelong_gym.envs.os.shell import CommandResult, Mode, ShellSession
+
+logger = logging.getLogger(__name__)
+
+LABEL = "org.lifelong-gym.os"  # value: the run id
+LABEL_PID = "org.lifelong-gym.os.pid"
+LABEL_HOST = "org.lifelong-gym.os.host"
+BUILD_HINT = (
+    "build it with `lifelong-gym build-image os` (offline, needs debootstrap), "
+    "`python -m lifelong_gym.envs.os.image`, or `docker build -t {image} docker/os`"
+)
+
+# PID 1: ignores signals (so `kill -9 -1` inside cannot stop the container) and reaps orphans
+KEEPER = "trap '' TERM INT HUP QUIT USR1 USR2; while :; do sleep 3600 & wait; done"
+
+
+class SandboxError(RuntimeError):
+    """The Docker engine or the image cannot give a sandbox; the message says what to fix."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one container."""
+
+    memory: str = "512m"
+    pids: int = 256
+    cpus: float = 1.0
+    file_size: int = 512 * 1024 * 1024  # bytes per file (RLIMIT_FSIZE)
+    storage: str | None = "2G"  # root file system quota, where the storage driver has one
+    network: bool = False
+
+
+def docker_client() -> Any:
+    """A Docker SDK client from the environment (DOCKER_HOST), or a clear error."""
+    try:
+        import docker
+    except ImportError:
+        raise SandboxError(
+            "the OS environment needs the docker SDK: pip install 'lifelong-gym[docker]'"
+        ) from None
+    try:
+        client = docker.from_env(timeout=120)
+        client.ping()
+    except Exception as error:
+        where = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+        raise SandboxError(
+            f"cannot reach a Docker engine at {where} ({error}); start dockerd "
+            "(or Podman's socket) or set DOCKER_HOST"
+        ) from None
+    return client
+
+
+@dataclass
+class Sandbox:
+    """One container, the bash session the agent types into, and one for the judge.
+
+    Both shells start with the container, ahead of need: a new exec costs tens of
+    milliseconds, more on a busy engine. The agent never types into the judge's shell.
+    """
+
+    client: Any
+    container: Any
+    shell: ShellSession
+    judge: ShellSession | None = None
+    limits: Limits = field(default_factory=Limits)
+
+    def run(self, script: str, mode: Mode, *, timeout: float, limit: int) -> CommandResult:
+        """Run a script in the agent's shell; an overrun kills the shell's whole session."""
+        result = self.shell.run(script, mode, timeout=timeout, limit=limit)
+        if result.processes is not None and result.processes >= self.limits.pids * 0.9:
+            result.out_of_processes = True  # a fork bomb left running in the background
+        if result.timed_out or result.out_of_processes:
+            self.kill_shell()
+        if result.timed_out or result.shell_lost or result.out_of_processes:
+            self.shell = self._new_shell()
+        return result
+
+    def _new_shell(self) -> ShellSession:
+        try:
+            return ShellSession(self.client, self.container.id)
+        except Exception:  # the container stopped (its processes were all killed): revive it
+            self.container.restart(timeout=0)
+            return ShellSession(self.client, self.container.id)
+
+    def run_judged(self, script: str, mode: Mode, **options: Any) -> CommandResult:
+        """Run an evaluation script in the judge's shell (a new one if the agent killed it).
+
+        `options` are those of `ShellSession.run` (timeout, limit, args).
+        """
+        for _ in range(2):
+            if self.judge is None:
+                self.judge = self._new_shell()
+            result = self.judge.run(script, mode, **options)
+            if result.timed_out:
+                self._kill_session(self.judge)
+                self.judge = None
+            if not result.shell_lost:
+                return result
+            self.judge = None
+        return result
+
+    def retire_shell(self) -> None:
+        """End the agent's shell (its background jobs stay), before the evaluation."""
+        self.shell.close()
+
+    def kill_shell(self) -> None:
+        """Stop everything the agent's shell started (its whole session)."""
+        self._kill_session(self.shell)
+
+    def _kill_session(self, shell: ShellSession) -> None:
+        """Close `shell`, then kill every process of its session."""
+        sid = shell.sid
+        shell.close()
+        if sid is None:
+            return
+        for _ in range(5):
+            try:
+                self.container.exec_run(["pkill", "-9", "-s", str(sid)])
+                left = self.container.exec_run(["pgrep", "-s", str(sid)])
+            except Exception:  # the engine may refuse an exec while the pids limit is hit
+                left = None
+            if left is not None and left.exit_code == 1:
+                return
+        # processes keep coming back (or no exec fits): restarting ends every process
+        self.container.restart(timeout=0)
+
+    def remove(self) -> None:
+        """Remove the container (and everything running in it)."""
+        self.shell.close()
+        if self.judge is not None:
+            self.judge.close()
+        try:
+            self.container.remove(force=True)
+        except Exception as error:  # already gone
+            logger.debug("removing %s: %s", self.container.id[:12], error)
+
+
+_LIVE_POOLS: weakref.WeakSet[ContainerPool] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_live_pools() -> None:
+    for pool in list(_LIVE_POOLS):
+        pool.close()
+
+
+class ContainerPool:
+    """Containers created ahead of need, each used for one task and then removed."""
+
+    def __init__(
+        self,
+        image: str,
+        *,
+        size: int = 2,
+        limits: Limits | None = None,
+        client: Any = None,
+    ):
+        if size < 1:
+            raise ValueError(f"pool_size must be at least 1, got {size}")
+        self.image = image
+        self.size = size
+        self.limits = limits or Limits()
+        self.client = client or docker_client()
+        self.run_id = uuid.uuid4().hex
+        self._ready: queue.Queue[Sandbox | BaseException] = queue.Queue()
+        self._lock = threading.Lock()
+        self._closed = False
+        self._storage_ok = True
+        self._check_image()
+        remove_leftovers(self.client)
+        self._makers = ThreadPoolExecutor(size, thread_name_prefix="lifelong-os-create")
+        self._removers = ThreadPoolExecutor(2, thread_name_prefix="lifelong-os-remove")
+        for _ in range(size):
+            self._makers.submit(self._make)
+        _LIVE_POOLS.add(self)
+
+    def _check_image(self) -> None:
+        try:
+            self.client.images.get(self.image)
+        except Exception:
+            raise SandboxError(
+                f"the image {self.image!r} is not in the Docker engine; "
+                + BUILD_HINT.format(image=self.image)
+            ) from None
+
+    def _make(self) -> None:
+        if self._closed:
+            return
+        try:
+            sandbox = self._create()
+        except BaseException as error:
+            self._ready.put(error)
+            return
+        with self._lock:
+            closed = self._closed
+            if not closed:
+                self._ready.put(sandbox)
+        if closed:
+            sandbox.remove()
+
+    def _create(self) -> Sandbox:
+        from docker.types import Ulimit
+
+        limits = self.limits
+        options: dict[str, Any] = {
+            "command": ["bash", "-c", KEEPER],
+            "detach": True,
+            "labels": {
+                LABEL: self.run_id,
+                LABEL_PID: str(os.getpid()),
+                LABEL_HOST: socket.gethostname(),
+            },
+            "mem_limit": limits.memory,
+            "memswap_limit": limits.memory,
+            "pids_limit": limits.pids,
+            "nano_cpus": int(limits.cpus * 1e9),
+            "ulimits": [Ulimit(name="fsize", soft=limits.file_size, hard=limits.file_size)],
+            "hostname": "lifelong-os",
+            "extra_hosts": {"lifelong-os": "127.0.0.1"},
+        }
+        if not limits.network:
+            options["network_mode"] = "none"
+        if limits.storage and self._storage_ok:
+            try:
+                container = self.client.containers.run(
+                    self.image, storage_opt={"size": limits.storage}, **options
+                )
+            except Exception as error:
+                if "storage" not in str(error).lower() and "quota" not in str(error).lower():
+                    raise
+                self._storage_ok = False  # this driver has no quota: the timeout bounds disk use
+                container = self.client.containers.run(self.image, **options)
+        else:
+            container = self.client.containers.run(self.image, **options)
+        try:
+            shell = ShellSession(self.client, container.id)
+            judge = ShellSession(self.client, container.id)
+        except BaseException:
+            container.remove(force=True)
+            raise
+        return Sandbox(self.client, container, shell, judge, limits)
+
+    def acquire(self, timeout: float = 120) -> Sandbox:
+        """A ready sandbox (waiting for one if the pool is empty); a new one is started."""
+        if self._closed:
+            raise SandboxError("the container pool is closed")
+        self._makers.submit(self._make)
+        try:
+            item = self._ready.get(timeout=timeout)
+        except queue.Empty:
+            raise SandboxError(f"no container became ready within {timeout} s") from None
+        if isinstance(item, BaseException):
+            raise SandboxError(f"creating a container failed: {item}") from item
+        return item
+
+    def discard(self, sandbox: Sandbox) -> None:
+        """Remove a used sandbox in the background."""
+        if self._closed:
+            sandbox.remove()
+        else:
+            self._removers.submit(sandbox.remove)
+
+    def close(self) -> None:
+        """Stop creating, and remove every container of this run; safe to call twice."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._makers.shutdown(wait=True, cancel_futures=True)
+        self._removers.shutdown(wait=True)
+        while not self._ready.empty():
+            item = self._ready.get_nowait()
+            if isinstance(item, Sandbox):
+                item.remove()
+        remove_containers(self.client, {"label": f"{LABEL}={self.run_id}"})
+        _LIVE_POOLS.discard(self)
+
+
+def remove_containers(client: Any, filters: dict[str, Any]) -> int:
+    """Force-remove the containers matching `filters`, in parallel; return how many."""
+    return _remove(client, [c["Id"] for c in client.api.containers(all=True, filters=filters)])
+
+
+def remove_leftovers(client: Any) -> int:
+    """Remove the containers of crashed runs on this host (their owner process is gone)."""
+    host = socket.gethostname()
+    stale = []
+    for container in client.api.containers(all=True, filters={"label": LABEL}):
+        labels = container.get("Labels") or {}
+        pid = int(labels.get(LABEL_PID, "0") or 0)
+        if labels.get(LABEL_HOST) == host and pid != os.getpid() and not _process_alive(pid):
+            stale.append(container["Id"])
+    if stale:
+        logger.info("removing %d containers left by crashed runs", len(stale))
+    return _remove(client, stale)
+
+
+def _remove(client: Any, ids: list[str]) -> int:
+    def remove(container_id: str) -> None:
+        try:
+            client.api.remove_container(container_id, force=True)
+        except Exception as error:  # already gone
+            logger.debug("removing %s: %s", container_id[:12], error)
+
+    try:
+        with ThreadPoolExecutor(4) as executor:
+            list(executor.map(remove, ids))
+    except RuntimeError:  # at interpreter exit no new thread may start: one by one
+        for container_id in ids:
+            remove(container_id)
+    return len(ids)
+
+
+def _process_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

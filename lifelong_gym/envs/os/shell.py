@@ -1,0 +1,234 @@
+"""A bash session inside a container, driven through an attached exec socket.
+
+Writing a command to a bash that is already running answers in well under a
+millisecond, where a fresh `exec` per command costs tens of milliseconds. Each command
+is sent as one line that ends by printing a random marker and the exit status, so the
+reader knows where the output ends without waiting for the stream to close. The bash
+runs in its own session (`setsid`), so a command that overruns is stopped by killing
+that whole session, background children and fork bombs included.
+"""
+
+from __future__ import annotations
+
+import secrets
+import select
+import socket
+import struct
+import time
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from lifelong_gym.truncation import truncate_stream
+
+_FRAME_HEADER = struct.Struct(">BxxxL")
+# After a command: its status, and the container's process count (cgroup v1 or v2), read
+# without forking so that it works even when a fork bomb holds every process slot.
+_STATUS = (
+    "__lg_s=$?; {{ read -r __lg_p < /sys/fs/cgroup/pids/pids.current || "
+    "read -r __lg_p < /sys/fs/cgroup/pids.current; }} 2>/dev/null; "
+    'printf \'\\n%s:%d:%s\\n\' {marker} "$__lg_s" "${{__lg_p:-}}"'
+)
+
+
+class Mode(StrEnum):
+    """How a script runs in the session."""
+
+    PERSISTENT = "persistent"  # in the shell itself: `cd` and variables persist
+    BASH_C = "bash-c"  # `bash -c SCRIPT` in a child, as the reference does
+    PYTHON = "python"  # `python3 -c SCRIPT` in a child
+    DETACHED = "detached"  # `bash -c SCRIPT` in a new session (init, background programs)
+
+
+@dataclass
+class CommandResult:
+    """What one command printed, how it ended, and whether the shell survived."""
+
+    output: str
+    exit_code: int | None
+    timed_out: bool = False
+    shell_lost: bool = False
+    processes: int | None = None  # the container's process count when the command ended
+    out_of_processes: bool = False  # the count neared the limit, so the session was killed
+
+
+def ansi_c_quote(text: str) -> str:
+    """`text` as a bash `$'...'` word that bash reads back byte for byte (NULs dropped)."""
+    out = []
+    for byte in text.replace("\0", "").encode("utf-8"):
+        char = chr(byte)
+        if char.isascii() and (char.isalnum() or char in " _-./,:=+@%^"):
+            out.append(char)
+        else:
+            out.append(f"\\x{byte:02x}")
+    return "$'" + "".join(out) + "'"
+
+
+def command_line(script: str, mode: Mode, args: tuple[str, ...] = ()) -> str:
+    """The bash text that runs `script` in `mode` with stdin closed and stderr merged."""
+    word = ansi_c_quote(script)
+    extra = " ".join(ansi_c_quote(a) for a in args)
+    runner = {
+        Mode.PERSISTENT: f"eval {word}",
+        Mode.BASH_C: f"bash -c {word} lifelong-gym {extra}",
+        Mode.PYTHON: f"python3 -c {word} {extra}",
+        Mode.DETACHED: f"setsid --wait bash -c {word}",
+    }[mode]
+    return f"{runner} </dev/null 2>&1"
+
+
+class _Capture:
+    """Output kept as head and tail within a byte budget, counting what fell between."""
+
+    def __init__(self, budget: int):
+        self.budget = budget
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def add(self, data: bytes) -> None:
+        room = self.budget - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self.tail += data
+            excess = len(self.tail) - self.budget
+            if excess > 0:
+                self.dropped += excess
+                del self.tail[:excess]
+
+    def text(self, limit: int) -> str:
+        head = self.head.decode("utf-8", errors="replace")
+        tail = self.tail.decode("utf-8", errors="replace")
+        return truncate_stream(head, tail, limit, dropped=self.dropped)
+
+
+class ShellSession:
+    """One bash process in a container, fed commands over an attached exec socket."""
+
+    def __init__(self, client: Any, container_id: str):
+        self.client = client
+        self.container_id = container_id
+        self.sid: int | None = None
+        self._socket: socket.socket | None = None
+        self._pending = b""  # raw stream bytes not yet split into frames
+        self._start()
+
+    @property
+    def alive(self) -> bool:
+        """Whether the shell can take a command."""
+        return self._socket is not None
+
+    def _start(self) -> None:
+        exec_id = self.client.api.exec_create(
+            self.container_id,
+            ["setsid", "--wait", "bash", "--noprofile", "--norc"],
+            stdin=True,
+            tty=False,
+        )["Id"]
+        stream = self.client.api.exec_start(exec_id, socket=True)
+        self._socket = stream._sock
+        self._stream = stream  # keep the wrapper alive, or its socket is closed
+        self._pending = b""
+        result = self.run("echo $$", Mode.PERSISTENT, timeout=30, limit=100)
+        if result.exit_code != 0 or not result.output.strip().isdigit():
+            self.close()
+            raise RuntimeError(f"the container's shell did not start: {result.output!r}")
+        self.sid = int(result.output.strip())
+
+    def run(
+        self,
+        script: str,
+        mode: Mode,
+        *,
+        timeout: float,
+        limit: int,
+        args: tuple[str, ...] = (),
+    ) -> CommandResult:
+        """Run `script`; output beyond `limit` characters keeps its head and tail."""
+        if self._socket is None:
+            self._start()
+        assert self._socket is not None
+        marker = secrets.token_hex(8).encode()
+        line = f"{command_line(script, mode, args)}; {_STATUS.format(marker=marker.decode())}\n"
+        capture = _Capture(max(limit, 1) * 4)
+        try:
+            self._socket.sendall(line.encode())
+        except OSError:
+            self._drop_socket()
+            return CommandResult("", None, shell_lost=True)
+        return self._read_until(marker, capture, time.monotonic() + timeout, limit)
+
+    def _read_until(
+        self, marker: bytes, capture: _Capture, deadline: float, limit: int
+    ) -> CommandResult:
+        assert self._socket is not None
+        needle = b"\n" + marker + b":"
+        window = b""  # the unflushed end of the output, where the marker may begin
+        while True:
+            end = window.find(needle)
+            if end >= 0 and window.find(b"\n", end + len(needle)) >= 0:
+                status_end = window.find(b"\n", end + len(needle))
+                capture.add(window[:end])
+                code, _, pids = window[end + len(needle) : status_end].partition(b":")
+                processes = int(pids) if pids.strip().isdigit() else None
+                return CommandResult(capture.text(limit), int(code), processes=processes)
+            keep = len(needle) + 32
+            if len(window) > keep:
+                capture.add(window[:-keep])
+                window = window[-keep:]
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                capture.add(window)
+                return CommandResult(capture.text(limit), None, timed_out=True)
+            chunk = self._receive(remaining)
+            if chunk is None:
+                capture.add(window)
+                self._drop_socket()
+                return CommandResult(capture.text(limit), None, shell_lost=True)
+            window += chunk
+
+    def _receive(self, timeout: float) -> bytes | None:
+        """The payload of the next frames (b"" on a timeout, None when the stream ended)."""
+        assert self._socket is not None
+        while True:
+            if len(self._pending) >= _FRAME_HEADER.size:
+                _, size = _FRAME_HEADER.unpack_from(self._pending)
+                if len(self._pending) >= _FRAME_HEADER.size + size:
+                    payload = self._pending[_FRAME_HEADER.size : _FRAME_HEADER.size + size]
+                    self._pending = self._pending[_FRAME_HEADER.size + size :]
+                    return payload
+            ready, _, _ = select.select([self._socket], [], [], max(timeout, 0))
+            if not ready:
+                return b""
+            try:
+                data = self._socket.recv(1 << 16)
+            except OSError:
+                return None
+            if not data:
+                return None
+            self._pending += data
+
+    def _drop_socket(self) -> None:
+        # shutdown, not just close: the stream wrapper holds the descriptor open, and an
+        # unread stream stalls the engine's other execs in this container
+        if self._socket is not None:
+            for end in (lambda: self._socket.shutdown(socket.SHUT_RDWR), self._socket.close):
+                try:
+                    end()
+                except OSError:
+                    pass
+            self._stream.close()
+        self._socket = None
+        self.sid = None
+
+    def close(self) -> None:
+        """End the bash (its background jobs stay) and close the connection."""
+        if self._socket is not None:
+            try:
+                self._socket.sendall(b"\nexit 0\n")
+                self._socket.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+        self._drop_socket()

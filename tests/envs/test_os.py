@@ -1,0 +1,300 @@
+"""LifelongOS-v0 on a real Docker engine: oracle runs, bad agent input, container hygiene."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+from lifelong_gym.agents import OracleAgent
+
+import lifelong_gym  # noqa: F401 (registers the ids)
+from lifelong_gym.envs.os.actions import EMPTY_OUTPUT, OUTPUT_PREFIX
+from lifelong_gym.envs.os.image import DEFAULT_IMAGE
+from lifelong_gym.envs.os.sandbox import LABEL, SandboxError, docker_client
+from lifelong_gym.envs.os.tasks import SKILLS, load_os_tasks
+from lifelong_gym.session import SessionStatus
+from lifelong_gym.tasks import TaskFileError
+
+# ../shared/external beside the checkout (searched upwards, so a worktree finds it too)
+AGENTBENCH = next(
+    (
+        folder / "shared/external/agentbench/data/os_interaction"
+        for folder in Path(__file__).resolve().parents
+        if (folder / "shared/external/agentbench").is_dir()
+    ),
+    Path("../shared/external/agentbench/data/os_interaction"),
+)
+
+
+def _engine():
+    try:
+        client = docker_client()
+    except SandboxError as error:
+        pytest.skip(f"no Docker engine: {error}")
+    try:
+        client.images.get(DEFAULT_IMAGE)
+    except Exception:
+        pytest.skip(f"image {DEFAULT_IMAGE} absent: run python -m lifelong_gym.envs.os.image")
+    return client
+
+
+@pytest.fixture(scope="module")
+def client():
+    return _engine()
+
+
+@pytest.fixture(scope="module")
+def env(client):
+    environment = gym.make("LifelongOS-v0", pool_size=2, command_timeout=3)
+    yield environment
+    environment.close()
+
+
+def run_oracle(env, indices) -> list[int]:
+    """Replay the reference solutions; return the indices the oracle failed."""
+    agent = OracleAgent(env.unwrapped.tasks)
+    failed = []
+    for index in indices:
+        env.reset(options={"task_index": index})
+        reward, done = 0.0, False
+        while not done:
+            _, reward, terminated, truncated, _ = env.step(agent.act(env.unwrapped.session))
+            done = terminated or truncated
+        if reward != 1.0:
+            failed.append(index)
+    return failed
+
+
+def act(env, script: str) -> tuple[str, bool]:
+    observation, _, terminated, truncated, _ = env.step(f"Act: bash\n\n```bash\n{script}\n```")
+    return observation, terminated or truncated
+
+
+def test_shipped_set_covers_every_skill_and_its_order():
+    tasks = load_os_tasks()
+    assert len(tasks) == 300
+    assert sorted(tasks.order) == tasks.indices
+    for skill in SKILLS:
+        assert sum(skill in t.skills for t in tasks) >= 10, skill
+
+
+def test_oracle_solves_the_whole_shipped_set(env):
+    # The full 300 tasks (about 100 s here, dominated by container creation).
+    assert run_oracle(env, env.unwrapped.tasks.order) == []
+
+
+@pytest.mark.skipif(not AGENTBENCH.is_dir(), reason=f"AgentBench data absent at {AGENTBENCH}")
+def test_oracle_solves_every_agentbench_task_the_loader_accepts(client):
+    files = sorted((AGENTBENCH / "data").rglob("*.json"))
+    accepted = skipped = 0
+    for path in files:
+        try:
+            tasks = load_os_tasks(path)
+        except TaskFileError as error:  # stock.json: every task needs AgentBench's init files
+            assert "we do not have" in str(error)
+            skipped += 7
+            continue
+        accepted += len(tasks)
+        skipped += len(tasks.skipped)
+        assert all(s.reason for s in tasks.skipped)
+        environment = gym.make("LifelongOS-v0", tasks=tasks, pool_size=2)
+        try:
+            assert run_oracle(environment, tasks.order) == [], path
+        finally:
+            environment.close()
+    assert (accepted, skipped) == (141, 29)
+
+
+def test_persistent_shell_keeps_directory_and_variables(env):
+    env.reset(options={"task_index": 0})
+    act(env, "cd /etc; NAME=value")
+    observation, _ = act(env, "pwd; echo $NAME")
+    assert observation == OUTPUT_PREFIX + "/etc\nvalue\n"
+    observation, _ = act(env, "true")
+    assert observation == EMPTY_OUTPUT
+
+
+def test_bash_c_mode_forgets_directory_like_the_reference(client):
+    environment = gym.make("LifelongOS-v0", shell="bash-c", pool_size=1)
+    try:
+        environment.reset(options={"task_index": 0})
+        act(environment, "cd /etc; touch /tmp/kept")
+        observation, _ = act(environment, "pwd; ls /tmp/kept")
+        assert observation == OUTPUT_PREFIX + "/root\n/tmp/kept\n"
+    finally:
+        environment.close()
+
+
+def test_long_output_keeps_head_and_tail(env):
+    env.reset(options={"task_index": 0})
+    observation, done = act(env, "seq 1 200000")
+    assert not done
+    assert observation.startswith(OUTPUT_PREFIX + "1\n2\n")
+    assert observation.endswith("199999\n200000\n")
+    assert "characters truncated" in observation
+    assert len(observation) <= env.unwrapped.max_output_length + len(OUTPUT_PREFIX)
+
+
+BAD_INPUTS = {
+    "fork bomb": ":(){ :|:& };:",
+    "yes forever": "yes > /dev/null",
+    "find /": "find /",
+    "urandom": "cat /dev/urandom",
+    "disk filling": "dd if=/dev/zero of=/fill bs=1M; cat /dev/zero > /fill2",
+    "rm -rf /": "rm -rf / --no-preserve-root",
+    "kill -9 -1": "kill -9 -1",
+    "shutdown": "shutdown -h now; halt; reboot; poweroff",
+    "network": "curl -sS -m 2 http://deb.debian.org/ || python3 -c "
+    "\"import socket; socket.create_connection(('1.1.1.1', 80), timeout=2)\"",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_INPUTS))
+def test_bad_input_ends_in_an_observation_and_the_next_task_is_fine(env, name):
+    env.reset(options={"task_index": 1})
+    observation, done = act(env, BAD_INPUTS[name])
+    assert isinstance(observation, str) and observation
+    if name != "rm -rf /":  # the shell still answers (rm -rf / even took /dev/null away)
+        observation, _ = act(env, "echo still-here")
+        assert "still-here" in observation
+    if name == "network":
+        assert "deb.debian.org" not in observation or "resolve" in observation
+    assert run_oracle(env, [2]) == []
+
+
+def test_reply_without_an_action_fails_validation_and_is_scored(env):
+    env.reset(options={"task_index": 3})
+    _, reward, terminated, _, info = env.step("I would list the files.")
+    assert terminated and reward == 0.0
+    assert info["status"] == SessionStatus.AGENT_VALIDATION_FAILED.value
+
+
+def test_restricted_commands_name_the_refused_one(client):
+    environment = gym.make("LifelongOS-v0", restrict_commands=True, pool_size=1)
+    try:
+        environment.reset(options={"task_index": 0})
+        observation, done = act(environment, "ls / | grep etc && curl -s x")
+        assert not done and "`curl`" in observation and "not run" in observation
+        observation, _ = act(environment, "ls / | grep etc")
+        assert observation == OUTPUT_PREFIX + "etc\n"
+    finally:
+        environment.close()
+
+
+def _containers(client, run_id: str | None = None) -> list:
+    label = f"{LABEL}={run_id}" if run_id else LABEL
+    return client.containers.list(all=True, filters={"label": label})
+
+
+def test_close_removes_every_container(client):
+    environment = gym.make("LifelongOS-v0", pool_size=3)
+    environment.reset(options={"task_index": 0})
+    run_id = environment.unwrapped.pool.run_id
+    assert _containers(client, run_id)
+    environment.close()
+    environment.close()
+    assert _containers(client, run_id) == []
+
+
+CHILD = """
+import os, signal, sys
+import gymnasium as gym
+import lifelong_gym
+env = gym.make("LifelongOS-v0", pool_size=2)
+env.reset(options={"task_index": 0})
+print(env.unwrapped.pool.run_id, flush=True)
+if sys.argv[1] == "kill":
+    os.kill(os.getpid(), signal.SIGKILL)
+raise RuntimeError("the user's loop crashed")
+"""
+
+
+@pytest.mark.parametrize("ending", ["exception", "kill"])
+def test_no_container_outlives_a_crash(client, ending):
+    child = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(CHILD), ending],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    run_id = child.stdout.strip().splitlines()[0]
+    if ending == "exception":
+        assert "the user's loop crashed" in child.stderr
+        assert _containers(client, run_id) == []
+        return
+    assert child.returncode == -9
+    assert _containers(client, run_id)  # SIGKILL leaves them behind ...
+    environment = gym.make("LifelongOS-v0", pool_size=1)  # ... and the next start removes them
+    try:
+        assert _containers(client, run_id) == []
+    finally:
+        environment.close()
+
+
+def test_missing_image_is_one_clear_error(client):
+    with pytest.raises(SandboxError, match="build-image os"):
+        gym.make("LifelongOS-v0", image="lifelong-gym/no-such-image:0")
+
+
+def test_checker_passes_gymnasium_env_checker(client):
+    from gymnasium.utils.env_checker import check_env
+
+    environment = gym.make("LifelongOS-v0", pool_size=2)
+    try:
+        check_env(environment.unwrapped, skip_render_check=True)
+    finally:
+        environment.close()
+
+
+def test_owner_pid_label_names_this_process(env, client):
+    env.reset(options={"task_index": 0})
+    mine = _containers(client, env.unwrapped.pool.run_id)
+    assert mine and all(c.labels[f"{LABEL}.pid"] == str(os.getpid()) for c in mine)
+
+
+def test_oracle_solves_tasks_in_the_benchmarks_own_format(client, tmp_path):
+    def item(language: str, script: str) -> dict:
+        return {"command_name": language, "script": script}
+
+    records = {
+        "0": {
+            "instruction": "Create the file /root/done.txt holding the word yes.",
+            "initialization_command_item": item("bash", "rm -f /root/done.txt"),
+            "evaluation_info": {
+                "evaluation_command_item": item("bash", '[ "$(cat /root/done.txt)" = yes ]'),
+                "ground_truth_command_item": item("bash", "echo yes > /root/done.txt"),
+            },
+            "skill_list": ["echo"],
+            "raw_entry_hash": "a",
+        },
+        "1": {
+            "instruction": "Write the number 42 into /tmp/answer.",
+            "initialization_command_item": item(
+                "python", "import os; os.makedirs('/tmp', exist_ok=True)"
+            ),
+            "evaluation_info": {
+                "evaluation_command_item": item(
+                    "python", "import sys; sys.exit(open('/tmp/answer').read().strip() != '42')"
+                ),
+                "ground_truth_command_item": item("python", "open('/tmp/answer', 'w').write('42')"),
+            },
+            "skill_list": ["echo"],
+            "raw_entry_hash": "b",
+        },
+    }
+    path = tmp_path / "entry_dict.json"
+    path.write_text(json.dumps(records))
+    environment = gym.make("LifelongOS-v0", tasks=str(path), pool_size=1)
+    try:
+        assert run_oracle(environment, [0, 1]) == []
+        environment.reset(options={"task_index": 1})
+        _, reward, *_ = environment.step("Act: finish")  # nothing done: the evaluation fails
+        assert reward == 0.0
+    finally:
+        environment.close()
