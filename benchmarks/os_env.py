@@ -16,9 +16,9 @@ import statistics
 import time
 
 import gymnasium as gym
-from lifelong_gym.agents import OracleAgent
 
 import lifelong_gym  # noqa: F401 (registers the ids)
+from lifelong_gym.agents import OracleAgent
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 from lifelong_gym.envs.os.sandbox import KEEPER, ContainerPool, docker_client
 from lifelong_gym.envs.os.shell import Mode

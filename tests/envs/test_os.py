@@ -11,9 +11,9 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
-from lifelong_gym.agents import OracleAgent
 
 import lifelong_gym  # noqa: F401 (registers the ids)
+from lifelong_gym.agents import OracleAgent
 from lifelong_gym.envs.os.actions import EMPTY_OUTPUT, OUTPUT_PREFIX
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 from lifelong_gym.envs.os.sandbox import LABEL, SandboxError, docker_client
