@@ -106,3 +106,21 @@ def compare(runs: tuple[str, ...], plot_path: str | None) -> None:
     click.echo(format_comparison(names, metrics))
     target = Path(plot_path) if plot_path else folders[0].parent / COMPARISON_PLOT
     click.echo(f"wrote {plot_comparison(names, metrics, target)}")
+
+
+@main.command("build-image")
+@click.argument("environment", type=click.Choice(["os"]))
+@click.option("--name", help="Image name (default lifelong-gym/os:latest).")
+@click.option("--suite", help="Debian suite (default bookworm).")
+@click.option("--mirror", help="Debian mirror URL (default deb.debian.org).")
+@click.option("--force", is_flag=True, help="Rebuild even if the image exists.")
+def build_image(environment: str, force: bool, **choices: str | None) -> None:
+    """Build an environment's container image offline (debootstrap + docker import)."""
+    from lifelong_gym.envs.os.image import ImageBuildError
+    from lifelong_gym.envs.os.image import build_image as build
+
+    given = {key: value for key, value in choices.items() if value is not None}
+    try:
+        click.echo(build(**given, force=force))
+    except ImageBuildError as error:
+        raise click.ClickException(str(error)) from None

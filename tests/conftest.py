@@ -12,7 +12,15 @@ from pathlib import Path
 import pytest
 
 MYSQL_URL = os.environ.get("LIFELONG_GYM_MYSQL_URL", "mysql://root@127.0.0.1:3306")
-EXTERNAL = Path(__file__).resolve().parents[1].parent / "shared" / "external"
+# ../shared/external beside the checkout (searched upwards, so a git worktree finds it too)
+EXTERNAL = next(
+    (
+        folder / "shared" / "external"
+        for folder in Path(__file__).resolve().parents
+        if (folder / "shared" / "external").is_dir()
+    ),
+    Path(__file__).resolve().parents[1].parent / "shared" / "external",
+)
 
 
 @pytest.fixture(scope="session")

@@ -175,3 +175,18 @@ def test_sigkill_at_random_points_loses_at_most_one_session_per_kill(tmp_path, e
     assert len(indices) == len(set(indices)) == 300
     for name in ("metrics.json", "state.json"):
         assert json.loads((out / name).read_text()) == json.loads((reference / name).read_text())
+
+
+def test_build_image_reports_the_existing_image_or_a_clear_error():
+    from click.testing import CliRunner
+
+    from lifelong_gym.cli import main
+    from lifelong_gym.envs.os.image import DEFAULT_IMAGE, image_exists
+
+    result = CliRunner().invoke(main, ["build-image", "os"])
+    if image_exists(DEFAULT_IMAGE):
+        assert result.exit_code == 0 and result.output.strip() == DEFAULT_IMAGE
+    else:
+        assert result.exit_code == 1 and "Error:" in result.output
+    result = CliRunner().invoke(main, ["build-image", "windows"])
+    assert result.exit_code == 2 and "'windows' is not 'os'" in result.output

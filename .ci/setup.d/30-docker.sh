@@ -26,4 +26,4 @@ if ! docker info >/dev/null 2>&1; then
 fi
 
 # builds only when the image is absent (about 2.5 minutes on 2 cores)
-python -m lifelong_gym.envs.os.image
+lifelong-gym build-image os

@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import gymnasium as gym
 import pytest
@@ -21,16 +20,6 @@ from lifelong_gym.envs.os.tasks import SKILLS, load_os_tasks
 from lifelong_gym.session import SessionStatus
 from lifelong_gym.tasks import TaskFileError
 
-# ../shared/external beside the checkout (searched upwards, so a worktree finds it too)
-AGENTBENCH = next(
-    (
-        folder / "shared/external/agentbench/data/os_interaction"
-        for folder in Path(__file__).resolve().parents
-        if (folder / "shared/external/agentbench").is_dir()
-    ),
-    Path("../shared/external/agentbench/data/os_interaction"),
-)
-
 
 def _engine():
     try:
@@ -40,7 +29,7 @@ def _engine():
     try:
         client.images.get(DEFAULT_IMAGE)
     except Exception:
-        pytest.skip(f"image {DEFAULT_IMAGE} absent: run python -m lifelong_gym.envs.os.image")
+        pytest.skip(f"image {DEFAULT_IMAGE} absent: run lifelong-gym build-image os")
     return client
 
 
@@ -89,9 +78,8 @@ def test_oracle_solves_the_whole_shipped_set(env):
     assert run_oracle(env, env.unwrapped.tasks.order) == []
 
 
-@pytest.mark.skipif(not AGENTBENCH.is_dir(), reason=f"AgentBench data absent at {AGENTBENCH}")
-def test_oracle_solves_every_agentbench_task_the_loader_accepts(client):
-    files = sorted((AGENTBENCH / "data").rglob("*.json"))
+def test_oracle_solves_every_agentbench_task_the_loader_accepts(client, external_dir):
+    files = sorted((external_dir / "agentbench/data/os_interaction/data").rglob("*.json"))
     accepted = skipped = 0
     for path in files:
         try:
@@ -298,3 +286,12 @@ def test_oracle_solves_tasks_in_the_benchmarks_own_format(client, tmp_path):
         assert reward == 0.0
     finally:
         environment.close()
+
+
+def test_normalize_action_folds_the_script(env):
+    unwrapped = env.unwrapped
+    one = unwrapped.normalize_action("Act: bash\n```bash\nls   -la /tmp\n```")
+    assert one == unwrapped.normalize_action("Think.\nAct: bash\n```bash\nls -la\t/tmp\n```")
+    assert one != unwrapped.normalize_action("Act: bash\n```bash\nls /tmp\n```")
+    assert unwrapped.normalize_action("Act: finish") == "finish: "
+    assert unwrapped.normalize_action("nothing to do") is None

@@ -102,6 +102,14 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
         prepare(self.sandbox, task)
         return opening_prompt(task.instruction)
 
+    def normalize_action(self, reply: str) -> str | None:
+        """The parsed action with the script's white space folded; None for no valid action."""
+        try:
+            parsed = parse_action(reply)
+        except ActionError:
+            return None
+        return f"{parsed.kind}: {' '.join(parsed.content.split())}"
+
     def interact(self, action: str) -> Interaction:
         """Parse the reply; run its script, or end the task on `finish` / `answer`."""
         try:

@@ -4,16 +4,14 @@ No container registry is needed: the root file system comes from Debian's packag
 archive, and `docker import` turns it into an image. Users with a registry can build
 `docker/os/Dockerfile` instead; both give the commands the benchmark's tasks use.
 
-Run as `python -m lifelong_gym.envs.os.image [--name NAME] [--force]` (as root, with
-`debootstrap` and a Docker engine).
+Run as `lifelong-gym build-image os [--name NAME] [--force]` (as root, with `debootstrap`
+and a Docker engine).
 """
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -118,24 +116,3 @@ def _run(command: list[str], message: str) -> None:
     if result.returncode != 0:
         tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-10:])
         raise ImageBuildError(f"{message}:\n{tail}")
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Command line: build the image unless it exists (or with --force)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--name", default=DEFAULT_IMAGE, help="image name (default: %(default)s)")
-    parser.add_argument("--suite", default=DEFAULT_SUITE, help="Debian suite")
-    parser.add_argument("--mirror", default=DEFAULT_MIRROR, help="Debian mirror URL")
-    parser.add_argument("--force", action="store_true", help="rebuild even if the image exists")
-    args = parser.parse_args(argv)
-    try:
-        name = build_image(args.name, suite=args.suite, mirror=args.mirror, force=args.force)
-    except ImageBuildError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
-    print(name)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -29,7 +29,7 @@ LABEL_PID = "org.lifelong-gym.os.pid"
 LABEL_HOST = "org.lifelong-gym.os.host"
 BUILD_HINT = (
     "build it with `lifelong-gym build-image os` (offline, needs debootstrap), "
-    "`python -m lifelong_gym.envs.os.image`, or `docker build -t {image} docker/os`"
+    "`lifelong-gym build-image os`, or `docker build -t {image} docker/os`"
 )
 
 # PID 1: ignores signals (so `kill -9 -1` inside cannot stop the container) and reaps orphans
