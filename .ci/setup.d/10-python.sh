@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# Python packages: the CPU build of torch first (a plain resolve would pull a CUDA build),
-# then the project with its test extras.
+# The project with its test extras (torch and the model extras came first, in 05-torch).
 set -euo pipefail
 python -m pip install -q -e ".[dev]"
