@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lifelong_gym.envs.os.shell import CommandResult, Mode, ShellSession
+from lifelong_gym.processes import process_alive
 
 logger = logging.getLogger(__name__)
 
@@ -310,7 +311,7 @@ def remove_leftovers(client: Any) -> int:
     for container in client.api.containers(all=True, filters={"label": LABEL}):
         labels = container.get("Labels") or {}
         pid = int(labels.get(LABEL_PID, "0") or 0)
-        if labels.get(LABEL_HOST) == host and pid != os.getpid() and not _process_alive(pid):
+        if labels.get(LABEL_HOST) == host and pid != os.getpid() and not process_alive(pid):
             stale.append(container["Id"])
     if stale:
         logger.info("removing %d containers left by crashed runs", len(stale))
@@ -332,14 +333,4 @@ def _remove(client: Any, ids: list[str]) -> int:
             remove(container_id)
     return len(ids)
 
-
-def _process_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
     return True

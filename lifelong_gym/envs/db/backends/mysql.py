@@ -16,6 +16,8 @@ import threading
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
+from lifelong_gym.processes import process_alive
+
 from ..table_hash import GROUP_CONCAT_MAX_LEN, table_hash_sql
 from ..tasks import TableInfo
 from .base import BackendError, DatabaseBackend, StatementResult, overrun_message
@@ -258,15 +260,7 @@ def _owner_alive(name: str) -> bool:
         pid = int(name[len(PREFIX) :].split("_")[1])
     except (IndexError, ValueError):
         return True
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid == os.getpid() or process_alive(pid)
 
 
 def _message(error: Exception) -> str:
