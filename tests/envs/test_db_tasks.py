@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import lifelong_gym  # noqa: F401 - registers the ids
-from lifelong_gym.envs.db.answer import parse_answer, rows_match
+from lifelong_gym.envs.db.answer import parse_answer, row_overlap, rows_match
 from lifelong_gym.envs.db.backends import make_backend
 from lifelong_gym.envs.db.tasks import load_db_tasks
 from lifelong_gym.tasks import TaskFileError
@@ -148,3 +148,17 @@ def test_agentbench_oracle_on_sqlite(external_dir):
             wrong.append(index)
     env.close()
     assert set(wrong) == AGENTBENCH_LABEL_MISMATCH | {206}
+
+
+@pytest.mark.parametrize(
+    "answer, truth, overlap",
+    [
+        ("[('a', 1), ('b', 2)]", [("b", 2), ("a", 1)], 1.0),
+        ("[('a', 1.0000001)]", [("a", 1), ("b", 2)], 0.5),
+        ("[('a', 1), ('a', 1), ('c', 3)]", [("a", 1), ("b", 2)], 1 / 3),
+        ("[]", [], 1.0),
+        ("[('x',)]", [], 0.0),
+    ],
+)
+def test_row_overlap_is_partial_credit_in_any_order(answer, truth, overlap):
+    assert row_overlap(parse_answer(answer), truth) == pytest.approx(overlap)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import math
+from collections import Counter
 from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
@@ -33,6 +34,28 @@ def rows_match(answer: Sequence[Sequence[Any]], truth: Sequence[Sequence[Any]]) 
         len(a) == len(t) and all(values_match(x, y) for x, y in zip(a, t, strict=True))
         for a, t in zip(answer, truth, strict=True)
     )
+
+
+def row_overlap(answer: Sequence[Sequence[Any]], truth: Sequence[Sequence[Any]]) -> float:
+    """Partial credit: the rows the answer and the truth share, in any order, over the longer."""
+    if not truth:
+        return float(not answer)
+    shared = Counter(map(_row_key, answer)) & Counter(map(_row_key, truth))
+    return sum(shared.values()) / max(len(truth), len(answer))
+
+
+def _row_key(row: Sequence[Any]) -> tuple[Any, ...]:
+    """A row as comparable values: numbers to 1e-6 (so near-equal ones meet), text unquoted."""
+    key: list[Any] = []
+    for value in row:
+        number = None if value is None else _number(value)
+        if value is None:
+            key.append(None)
+        elif number is not None:
+            key.append(round(number / TOLERANCE))
+        else:
+            key.append(_strip_quotes(str(value)))
+    return tuple(key)
 
 
 def values_match(answer: Any, truth: Any) -> bool:

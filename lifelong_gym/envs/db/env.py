@@ -10,10 +10,10 @@ from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
 from lifelong_gym.tasks import TaskSet
 
 from .actions import Answer, Invalid, canonical_sql, parse_reply
-from .answer import parse_answer, rows_match
+from .answer import parse_answer, row_overlap, rows_match
 from .backends import DatabaseBackend, StatementResult, make_backend
 from .backends.base import DEFAULT_MAX_ROWS, DEFAULT_STATEMENT_TIMEOUT, plain_value
-from .instructions import task_prompt
+from .prompt import task_prompt
 from .tasks import DBTask, load_db_tasks
 
 DEFAULT_MAX_TURNS = 3
@@ -122,9 +122,7 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
         ok = rows_match(rows, truth) or (
             len(truth) == 1 and rows_match([tuple(r[0] for r in rows)], truth)
         )
-        return Evaluation(
-            _outcome(ok), {"answered": True, "row_overlap": _row_overlap(rows, truth)}
-        )
+        return Evaluation(_outcome(ok), {"answered": True, "row_overlap": row_overlap(rows, truth)})
 
     def _end_task(self) -> None:
         self.backend.discard()
@@ -151,18 +149,3 @@ def _final_answer(session: Session) -> str | None:
 
 def _outcome(ok: bool) -> EvaluationOutcome:
     return EvaluationOutcome.CORRECT if ok else EvaluationOutcome.INCORRECT
-
-
-def _row_overlap(rows: list[tuple[Any, ...]], truth: Any) -> float:
-    """Partial credit: the share of ground-truth rows found in the answer, in any order."""
-    if not truth:
-        return float(not rows)
-    remaining = list(rows)
-    found = 0
-    for row in truth:
-        for i, candidate in enumerate(remaining):
-            if rows_match([candidate], [row]):
-                found += 1
-                del remaining[i]
-                break
-    return found / max(len(truth), len(rows))
