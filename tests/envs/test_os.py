@@ -177,7 +177,8 @@ def test_restricted_commands_name_the_refused_one(client):
 
 def _containers(client, run_id: str | None = None) -> list:
     label = f"{LABEL}={run_id}" if run_id else LABEL
-    return client.containers.list(all=True, filters={"label": label})
+    # sparse: the listing's own data, so a container removed meanwhile is no error
+    return client.containers.list(all=True, sparse=True, filters={"label": label})
 
 
 def test_close_removes_every_container(client):
@@ -243,7 +244,7 @@ def test_checker_passes_gymnasium_env_checker(client):
 def test_owner_pid_label_names_this_process(env, client):
     env.reset(options={"task_index": 0})
     mine = _containers(client, env.unwrapped.pool.run_id)
-    assert mine and all(c.labels[f"{LABEL}.pid"] == str(os.getpid()) for c in mine)
+    assert mine and all(c.attrs["Labels"][f"{LABEL}.pid"] == str(os.getpid()) for c in mine)
 
 
 def test_oracle_solves_tasks_in_the_benchmarks_own_format(client, tmp_path):

@@ -24,7 +24,12 @@ def prepare(sandbox: Sandbox, task: OSTask) -> None:
         if result.timed_out or result.shell_lost:
             raise RuntimeError(f"the initialization of task {task.index} did not finish")
     if task.background:
-        script = f"({task.background}) >/dev/null 2>&1 &"
+        # Started in the background, as AgentBench does; a short one (`mkdir ... && cd ...`)
+        # is given up to a second to finish, so the agent's first command does not race it.
+        script = (
+            f"({task.background}) >/dev/null 2>&1 & started=$!; "
+            "for _ in $(seq 20); do kill -0 $started 2>/dev/null || break; sleep 0.05; done"
+        )
         sandbox.run(script, Mode.DETACHED, timeout=SETUP_TIMEOUT, limit=10_000)
 
 
