@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
+import sys
 from pathlib import Path
 
 import click
@@ -124,3 +126,26 @@ def build_image(environment: str, force: bool, **choices: str | None) -> None:
         click.echo(build(**given, force=force))
     except ImageBuildError as error:
         raise click.ClickException(str(error)) from None
+
+
+GENERATORS = {
+    "db": "lifelong_gym.envs.db.generator.__main__",
+    "os": "lifelong_gym.envs.os.generate",
+    "kg": "lifelong_gym.envs.kg.generate",
+}
+
+
+@main.command(
+    context_settings={
+        "ignore_unknown_options": True,
+        "allow_extra_args": True,
+        "help_option_names": ["--help"],
+    }
+)
+@click.argument("environment", type=click.Choice(sorted(GENERATORS)))
+@click.pass_context
+def generate(context: click.Context, environment: str) -> None:
+    """Make a fresh, verified task set (`lifelong-gym generate db -h` lists its options)."""
+    module = importlib.import_module(GENERATORS[environment])
+    sys.argv[0] = f"lifelong-gym generate {environment}"
+    raise SystemExit(module.main(context.args) or 0)

@@ -16,6 +16,8 @@ import yaml
 from click.testing import CliRunner
 
 from lifelong_gym.cli import main
+from lifelong_gym.envs.db.tasks import load_db_tasks
+from lifelong_gym.envs.os.image import DEFAULT_IMAGE, image_exists
 from lifelong_gym.snapshots import read_sessions
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -178,11 +180,6 @@ def test_sigkill_at_random_points_loses_at_most_one_session_per_kill(tmp_path, e
 
 
 def test_build_image_reports_the_existing_image_or_a_clear_error():
-    from click.testing import CliRunner
-
-    from lifelong_gym.cli import main
-    from lifelong_gym.envs.os.image import DEFAULT_IMAGE, image_exists
-
     result = CliRunner().invoke(main, ["build-image", "os"])
     if image_exists(DEFAULT_IMAGE):
         assert result.exit_code == 0 and result.output.strip() == DEFAULT_IMAGE
@@ -190,3 +187,14 @@ def test_build_image_reports_the_existing_image_or_a_clear_error():
         assert result.exit_code == 1 and "Error:" in result.output
     result = CliRunner().invoke(main, ["build-image", "windows"])
     assert result.exit_code == 2 and "'windows' is not 'os'" in result.output
+
+
+def test_generate_forwards_to_each_environments_generator(tmp_path):
+    out = tmp_path / "db.jsonl"
+    args = ["generate", "db", "--count", "25", "--seed", "3", "--out", str(out), "--mysql", ""]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert len(load_db_tasks(out)) == 25
+    assert sorted(json.loads((tmp_path / "db.order.json").read_text())) == list(range(25))
+    result = CliRunner().invoke(main, ["generate", "sql"])
+    assert result.exit_code == 2 and "'sql' is not one of" in result.output

@@ -1,6 +1,6 @@
 """Generate the shipped KG: a seeded graph and questions answered by running their logical form.
 
-Usage: python -m lifelong_gym.envs.kg.generate [--seed 0] [--per-length 52] [--out DIR]
+Usage: lifelong-gym generate kg [--seed 0] [--per-length 52] [--out DIR]
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Every task is checked in a fresh container: its evaluation must fail right after the
 initialization and pass after the reference solution ran. Run:
 
-    python -m lifelong_gym.envs.os.generate --count 300 --seed 0 --output DIR
+    lifelong-gym generate os --count 300 --seed 0 --output DIR
 """
 
 from __future__ import annotations

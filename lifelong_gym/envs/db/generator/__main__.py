@@ -1,4 +1,4 @@
-"""`python -m lifelong_gym.envs.db.generator`: write a fresh DB task set and its sample order."""
+"""`lifelong-gym generate db`: write a fresh DB task set and its sample order."""
 
 from __future__ import annotations
 
