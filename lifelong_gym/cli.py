@@ -88,10 +88,6 @@ def report(output: str) -> None:
         click.echo(f"wrote {path}")
 
 
-if __name__ == "__main__":
-    main()
-
-
 @main.command()
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @click.option(
@@ -149,3 +145,7 @@ def generate(context: click.Context, environment: str) -> None:
     module = importlib.import_module(GENERATORS[environment])
     sys.argv[0] = f"lifelong-gym generate {environment}"
     raise SystemExit(module.main(context.args) or 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -198,3 +198,13 @@ def test_generate_forwards_to_each_environments_generator(tmp_path):
     assert sorted(json.loads((tmp_path / "db.order.json").read_text())) == list(range(25))
     result = CliRunner().invoke(main, ["generate", "sql"])
     assert result.exit_code == 2 and "'sql' is not one of" in result.output
+
+
+def test_python_dash_m_is_the_same_command():
+    done = subprocess.run(
+        [sys.executable, "-m", "lifelong_gym", "compare", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and "Compare runs" in done.stdout

@@ -26,4 +26,5 @@ if ! docker info >/dev/null 2>&1; then
 fi
 
 # builds only when the image is absent (about 2.5 minutes on 2 cores)
-lifelong-gym build-image os
+# through the interpreter: a console script may not be on PATH yet (pyenv shims)
+python -m lifelong_gym build-image os
