@@ -70,6 +70,12 @@ class Callback:
 
     state_attributes: tuple[str, ...] = ()
 
+    def setup(self, agent: Agent, env: gym.Env) -> None:  # noqa: B027 - optional hook
+        """Before the first task of a run: check the agent and env fit, raising if not.
+
+        Raise `CallbackSpecError` (with what to change) so the run stops before any task.
+        """
+
     def restore_state(
         self,
         agent: Agent,

@@ -121,6 +121,8 @@ class Runner:
 
     def run(self) -> LifelongMetrics:
         """Run (or resume) the stream; return the metrics of all finished sessions."""
+        for callback in self.callbacks:  # a callback that cannot work here says so now
+            callback.setup(self.agent, self.env)
         folder = RunDirectory(self.output_dir) if self.output_dir is not None else None
         try:
             return self._run(folder)

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from lifelong_gym.callbacks import CallbackSpecError
+
 TokenCounter = Callable[[str], int]
 
 
-class BudgetError(ValueError):
+class BudgetError(CallbackSpecError):
     """A budget that cannot be applied; the message says what to change."""
 
 

@@ -29,13 +29,13 @@ class ExperienceReplayCallback(Callback):
         self.reserve = reserve
         self.memory = ExperienceMemory(n, self.strategy)
         self._opening: str | None = None
-        self._budget_ready = budget is None
+
+    def setup(self, agent, env):
+        """Resolve the budget against the agent's model (an unusable budget stops the run)."""
+        self.memory.token_budget, self.memory.count_tokens = resolve_budget(self.budget, agent)
 
     def on_environment_reset(self, agent, env, session, history, control):
         """Replace the opening prompt with one that holds the chosen experiences."""
-        if not self._budget_ready:
-            self.memory.token_budget, self.memory.count_tokens = resolve_budget(self.budget, agent)
-            self._budget_ready = True
         opening = session.chat_history[0].content
         self._opening = opening
         prompt, replayed = self.memory.prompt_with_experiences(

@@ -124,15 +124,15 @@ class GroupSelfConsistencyCallback(Callback):
     ):
         self.vote = GroupVote(groups, per_group, reserve)
         self.budget = budget
-        self._budget_ready = budget is None
         self._opening: str | None = None
+
+    def setup(self, agent, env):
+        """Resolve the budget against the agent's model (an unusable budget stops the run)."""
+        memory = self.vote.memory
+        memory.token_budget, memory.count_tokens = resolve_budget(self.budget, agent)
 
     def on_environment_reset(self, agent, env, session, history, control):
         """Keep the opening prompt the groups' prompts are built on."""
-        if not self._budget_ready:
-            memory = self.vote.memory
-            memory.token_budget, memory.count_tokens = resolve_budget(self.budget, agent)
-            self._budget_ready = True
         self._opening = session.chat_history[0].content
 
     def on_agent_inference(self, agent, env, session, history, control):

@@ -6,8 +6,10 @@ import json
 
 import gymnasium as gym
 import pytest
+from click.testing import CliRunner
 
 import lifelong_gym  # noqa: F401 - registers the ids
+from lifelong_gym.cli import main
 from lifelong_gym.experience import ExperienceMemory, split_instructions
 from lifelong_gym.methods import ExperienceReplayCallback, RelevantReplayCallback
 from lifelong_gym.runner import Runner
@@ -146,3 +148,11 @@ def test_split_instructions_cuts_at_a_paragraph():
         "A.\n\nB.",
         "Task: one",
     )
+
+
+def test_an_unusable_budget_stops_the_run_before_any_task(tmp_path):
+    args = ["run", "--agent", "oracle", "--output", str(tmp_path), "--no-progress"]
+    result = CliRunner().invoke(main, [*args, "--callback", "experience_replay:n=2,budget=auto"])
+    assert result.exit_code == 1
+    assert "needs an agent whose model counts tokens" in result.output
+    assert not (tmp_path / "sessions.jsonl").exists()
