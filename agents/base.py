@@ -5,25 +5,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
-from lifelong_gym.session import Session, SessionStatus
-
-
-class AgentError(Exception):
-    """An agent could not produce a reply; `status` is what the session ends with."""
-
-    status = SessionStatus.AGENT_UNKNOWN_ERROR
-
-
-class AgentContextLimitError(AgentError):
-    """The history no longer fits the model's context window."""
-
-    status = SessionStatus.AGENT_CONTEXT_LIMIT
-
-
-class AgentOutOfMemoryError(AgentError):
-    """The model ran out of accelerator memory."""
-
-    status = SessionStatus.AGENT_OUT_OF_MEMORY
+from lifelong_gym.errors import AgentContextLimitError as AgentContextLimitError
+from lifelong_gym.errors import AgentError as AgentError
+from lifelong_gym.errors import AgentOutOfMemoryError as AgentOutOfMemoryError
+from lifelong_gym.session import Session
 
 
 class Agent(ABC):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from urllib.parse import parse_qsl
 
+from lifelong_gym.errors import AgentSpecError
 from lifelong_gym.tasks import TaskSet
 
 from .base import Agent
@@ -14,10 +15,6 @@ from .oracle import OracleAgent
 from .pool import ModelPool, create_model, parse_model_config
 
 AgentBuilder = Callable[[str, TaskSet], Agent]
-
-
-class AgentSpecError(ValueError):
-    """An agent spec that names no known kind of agent, or a model that cannot be used."""
 
 
 def _model_agent(name: str, fields: dict[str, str], options: str) -> Agent:

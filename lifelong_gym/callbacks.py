@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
+from lifelong_gym.errors import CallbackSpecError
 from lifelong_gym.session import Session
 
 if TYPE_CHECKING:
@@ -193,10 +194,6 @@ def register_callback(name: str) -> Callable[[CallbackT], CallbackT]:
         return cls
 
     return register
-
-
-class CallbackSpecError(ValueError):
-    """A `--callback` spec that names no callback or gives bad arguments."""
 
 
 def parse_assignment(item: str) -> tuple[str, Any]:

@@ -12,11 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from lifelong_gym import methods  # noqa: F401 - registers the methods' callback names
 from lifelong_gym.agents import ModelConfigError, ModelPool, make_agent
 from lifelong_gym.callbacks import make_callback, parse_assignment
+from lifelong_gym.errors import RunConfigError
 from lifelong_gym.runner import Runner
-
-
-class RunConfigError(ValueError):
-    """A run config that cannot be used; the message names the setting to fix."""
 
 
 class RunConfig(BaseModel):

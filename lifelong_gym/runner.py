@@ -22,6 +22,7 @@ from tqdm.auto import tqdm
 
 from lifelong_gym.agents import Agent, AgentError
 from lifelong_gym.callbacks import Callback, SessionControl, state_keys
+from lifelong_gym.errors import RunAbortedError
 from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics, compute_metrics
 from lifelong_gym.report import format_report, write_plots
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
@@ -49,10 +50,6 @@ FAILURE_STATUSES = frozenset(
 
 # the password of a URL such as mysql://user:password@host
 _URL_PASSWORD = re.compile(r"(://[^:/@\s\"]+):[^@/\s\"]+@")
-
-
-class RunAbortedError(RuntimeError):
-    """The run stopped: too many sessions in a row failed, or a callback cannot resume."""
 
 
 class Runner:

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from lifelong_gym.errors import RunDirectoryError
 from lifelong_gym.session import Session
 
 STATE_CHANGED = "state_changed"
@@ -28,10 +29,6 @@ CONFIG_FILE = "config.json"
 METRICS_FILE = "metrics.json"
 LOCK_FILE = ".lock"
 RUN_FILES = (SESSIONS_FILE, STATE_FILE, CONFIG_FILE, METRICS_FILE)
-
-
-class RunDirectoryError(RuntimeError):
-    """An output folder that cannot be used as it is; the message says what to do."""
 
 
 def write_json_atomic(path: Path, data: Any) -> None:

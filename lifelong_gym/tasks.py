@@ -11,15 +11,12 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from lifelong_gym.errors import TaskFileError
 from lifelong_gym.session import ChatMessage
 
 logger = logging.getLogger(__name__)
 
 DATA_DIR = Path(__file__).parent / "data"
-
-
-class TaskFileError(ValueError):
-    """A task file or task-set name that cannot be used; the message says what to fix."""
 
 
 class Task(BaseModel):

@@ -7,9 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-
-class ModelConfigError(ValueError):
-    """A model configuration that cannot be used; the message says what to fix."""
+from lifelong_gym.errors import ModelConfigError
 
 
 class _ModelConfig(BaseModel):

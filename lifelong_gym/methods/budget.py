@@ -5,13 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from lifelong_gym.callbacks import CallbackSpecError
+from lifelong_gym.errors import BudgetError
 
 TokenCounter = Callable[[str], int]
-
-
-class BudgetError(CallbackSpecError):
-    """A budget that cannot be applied; the message says what to change."""
 
 
 def model_of(agent: Any) -> Any:

@@ -9,6 +9,7 @@ from lifelong_gym.envs.kg import sparql
 from lifelong_gym.envs.kg.backends import KGBackend
 from lifelong_gym.envs.kg.sexpr import ACTIONS, ActionCall, SExpr, SExprError, parse_action
 from lifelong_gym.envs.kg.sparql import InvalidArgument
+from lifelong_gym.errors import ActionError
 
 _MARKER = re.compile(r"(Action|Final Answer)\s*:[ \t]*([^\n]*)")
 _VARIABLE = re.compile(r"^#(\d+)$")
@@ -45,10 +46,6 @@ def parse_reply(reply: str) -> ActionCall | FinalAnswer | None:
         return parse_action(rest)
     except SExprError:
         return None
-
-
-class ActionError(Exception):
-    """An action that cannot run as written; its message is the agent's observation."""
 
 
 @dataclass

@@ -15,6 +15,7 @@ from typing import IO, Any
 from urllib.parse import urlparse
 
 from lifelong_gym.envs.kg.sparql import NS
+from lifelong_gym.errors import BackendError, LifelongGymError
 
 logger = logging.getLogger(__name__)
 
@@ -22,12 +23,8 @@ SHIPPED_GRAPH = Path(__file__).resolve().parents[2] / "data" / "kg" / "graph.nt.
 GRAPH_FORMATS = {".nt": "N_TRIPLES", ".ttl": "TURTLE"}
 
 
-class QueryTimeout(Exception):
+class QueryTimeout(LifelongGymError):
     """A query ran past its time limit (the agent's query, so the task goes on)."""
-
-
-class BackendError(Exception):
-    """The store itself failed: unreachable, refused the query, or broken."""
 
 
 def short_name(value: str) -> str:

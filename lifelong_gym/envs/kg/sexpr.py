@@ -6,6 +6,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from lifelong_gym.errors import SExprError
+
 # An expression is an atom (entity id, class or relation name) or a list of expressions.
 SExpr = str | tuple["SExpr", ...]
 
@@ -23,10 +25,6 @@ VARIABLE_ACTIONS = frozenset({"get_neighbors", "intersection", "argmax", "argmin
 
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
 _ACTION = re.compile(r"^\s*([A-Za-z_]\w*)\s*\((.*)\)\s*$", re.DOTALL)
-
-
-class SExprError(ValueError):
-    """Text that is not a well-formed S-expression or action list."""
 
 
 def parse_sexpr(text: str) -> SExpr:

@@ -6,6 +6,7 @@ import re
 from itertools import count
 
 from lifelong_gym.envs.kg.sexpr import SExpr, dump_sexpr
+from lifelong_gym.errors import ActionError
 
 NS = "http://rdf.freebase.com/ns/"
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -18,7 +19,7 @@ ENTITY = re.compile(r"^[mg]\.[0-9a-z_]{1,32}$")
 RELATION = re.compile(r"^[a-z][a-z0-9_]{0,63}(?:\.[a-z0-9_]{1,64}){1,4}$")
 
 
-class InvalidArgument(ValueError):
+class InvalidArgument(ActionError):
     """An entity, relation or logical form that the compiler refuses to put into a query."""
 
 

@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from lifelong_gym.errors import ActionError
+
 OUTPUT_PREFIX = "The output of the OS:\n\n"
 EMPTY_OUTPUT = "The output of the OS is empty."
 
@@ -31,10 +33,6 @@ class Action:
 
     kind: Literal["bash", "finish", "answer"]
     content: str = ""
-
-
-class ActionError(ValueError):
-    """A reply that follows none of the formats; the message tells the agent why."""
 
 
 def parse_action(reply: str) -> Action:

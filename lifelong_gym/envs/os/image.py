@@ -15,6 +15,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from lifelong_gym.errors import ImageBuildError
+
 DEFAULT_IMAGE = "lifelong-gym/os:latest"
 DEFAULT_SUITE = "bookworm"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
@@ -52,10 +54,6 @@ IMAGE_CHANGES = (
     "WORKDIR /root",
     "LABEL org.lifelong-gym.image=os",
 )
-
-
-class ImageBuildError(RuntimeError):
-    """The image could not be built; the message says what is missing."""
 
 
 def image_exists(name: str = DEFAULT_IMAGE) -> bool:

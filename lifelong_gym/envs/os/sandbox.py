@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lifelong_gym.envs.os.shell import CommandResult, Mode, ShellSession
+from lifelong_gym.errors import SandboxError
 from lifelong_gym.processes import process_alive
 
 logger = logging.getLogger(__name__)
@@ -35,10 +36,6 @@ BUILD_HINT = (
 
 # PID 1: ignores signals (so `kill -9 -1` inside cannot stop the container) and reaps orphans
 KEEPER = "trap '' TERM INT HUP QUIT USR1 USR2; while :; do sleep 3600 & wait; done"
-
-
-class SandboxError(RuntimeError):
-    """The Docker engine or the image cannot give a sandbox; the message says what to fix."""
 
 
 @dataclass(frozen=True)

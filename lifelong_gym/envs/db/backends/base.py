@@ -8,14 +8,12 @@ from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
 
+from lifelong_gym.errors import BackendError as BackendError
+
 from ..tasks import TableInfo
 
 DEFAULT_STATEMENT_TIMEOUT = 5.0
 DEFAULT_MAX_ROWS = 1000
-
-
-class BackendError(RuntimeError):
-    """The back-end cannot be used (bad URL, server down, missing driver); says what to fix."""
 
 
 @dataclass

@@ -1,0 +1,110 @@
+"""Every public error of lifelong-gym, under one base class.
+
+Catch `LifelongGymError` to catch them all (the command line does, and prints its message
+as one line). The messages say what to change. Three families:
+
+- user errors (`ConfigError` and its children): a setting, a spec, a path or a file that
+  cannot be used, found before or at the start of a run;
+- back-end errors (`BackendError`): a server, engine or store that cannot serve the
+  environment (unreachable, refused, missing image);
+- run errors: a run that stopped (`RunAbortedError`) or an agent that could not reply
+  (`AgentError`, whose `status` is what the session ends with).
+
+Errors that come from an agent's reply (`ActionError`) never leave an environment: they
+become the agent's observation.
+"""
+
+from __future__ import annotations
+
+from lifelong_gym.session import SessionStatus
+
+
+class LifelongGymError(Exception):
+    """The base of every error that lifelong-gym raises on purpose."""
+
+
+# -- user errors ---------------------------------------------------------------------------
+
+
+class ConfigError(LifelongGymError, ValueError):
+    """A setting that cannot be used; the message names it and what to give instead."""
+
+
+class EnvArgumentError(ConfigError):
+    """An environment keyword argument of the wrong value or type."""
+
+
+class TaskFileError(ConfigError):
+    """A task file or task-set name that cannot be used; the message says what to fix."""
+
+
+class RunConfigError(ConfigError):
+    """A run config that cannot be used; the message names the setting to fix."""
+
+
+class RunDirectoryError(ConfigError):
+    """An output folder that cannot be used as it is; the message says what to do."""
+
+
+class CallbackSpecError(ConfigError):
+    """A `--callback` spec that names no callback, or a callback that cannot work here."""
+
+
+class BudgetError(CallbackSpecError):
+    """A context budget that cannot be applied; the message says what to change."""
+
+
+class AgentSpecError(ConfigError):
+    """An agent spec that names no known kind of agent, or a model that cannot be used."""
+
+
+class ModelConfigError(ConfigError):
+    """A model configuration that cannot be used; the message says what to fix."""
+
+
+class SExprError(ConfigError):
+    """Text that is not a well-formed S-expression or action list."""
+
+
+# -- back-end errors -------------------------------------------------------------------------
+
+
+class BackendError(LifelongGymError, RuntimeError):
+    """A back-end that cannot serve the environment (bad URL, server down, missing driver)."""
+
+
+class SandboxError(BackendError):
+    """The container engine or image cannot give a sandbox; the message says what to fix."""
+
+
+class ImageBuildError(BackendError):
+    """An image could not be built; the message says what is missing."""
+
+
+# -- errors of a run, an agent, a reply ------------------------------------------------------
+
+
+class RunAbortedError(LifelongGymError, RuntimeError):
+    """The run stopped: too many sessions in a row failed, or a callback cannot resume."""
+
+
+class AgentError(LifelongGymError):
+    """An agent could not produce a reply; `status` is what the session ends with."""
+
+    status = SessionStatus.AGENT_UNKNOWN_ERROR
+
+
+class AgentContextLimitError(AgentError):
+    """The history no longer fits the model's context window."""
+
+    status = SessionStatus.AGENT_CONTEXT_LIMIT
+
+
+class AgentOutOfMemoryError(AgentError):
+    """The model ran out of accelerator memory."""
+
+    status = SessionStatus.AGENT_OUT_OF_MEMORY
+
+
+class ActionError(LifelongGymError, ValueError):
+    """A reply that cannot be executed as written; the message is the agent's observation."""
