@@ -21,9 +21,8 @@ import gymnasium as gym
 
 import lifelong_gym  # noqa: F401  (registers the environment ids)
 from lifelong_gym.agents import make_agent
-from lifelong_gym.callbacks import Callback, register_callback
 from lifelong_gym.envs.db.actions import Invalid, parse_reply
-from lifelong_gym.runner import Runner
+from lifelong_gym.run import Callback, Runner, register_callback
 from lifelong_gym.session import Role
 
 REASK_NOTE = "Your reply has no valid action"

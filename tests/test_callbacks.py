@@ -9,17 +9,15 @@ import gymnasium as gym
 import pytest
 
 from lifelong_gym.agents import Agent, OracleAgent
-from lifelong_gym.callbacks import (
+from lifelong_gym.errors import CallbackSpecError
+from lifelong_gym.run import Runner
+from lifelong_gym.run.callbacks import Callback, SessionControl, state_keys
+from lifelong_gym.run.registry import (
     CALLBACKS,
-    Callback,
-    CallbackSpecError,
-    SessionControl,
     make_callback,
     parse_callback_spec,
     register_callback,
-    state_keys,
 )
-from lifelong_gym.runner import Runner
 from lifelong_gym.session import Session, SessionStatus
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "reask_on_format_error.py"

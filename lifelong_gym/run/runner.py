@@ -21,19 +21,19 @@ from pydantic import BaseModel
 from tqdm.auto import tqdm
 
 from lifelong_gym.agents import Agent, AgentError
-from lifelong_gym.callbacks import Callback, SessionControl, state_keys
 from lifelong_gym.errors import RunAbortedError
 from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics, compute_metrics
-from lifelong_gym.report import format_report, write_plots
-from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
-from lifelong_gym.snapshots import (
+from lifelong_gym.run.callbacks import Callback, SessionControl, state_keys
+from lifelong_gym.run.folder import (
     CONFIG_FILE,
     METRICS_FILE,
     RunDirectory,
     RunDirectoryError,
     config_differences,
 )
-from lifelong_gym.wrappers.task_sequence import task_order
+from lifelong_gym.run.report import format_report, write_plots
+from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
+from lifelong_gym.tasks import task_order
 
 logger = logging.getLogger(__name__)
 

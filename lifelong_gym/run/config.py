@@ -9,11 +9,11 @@ import gymnasium as gym
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from lifelong_gym import methods  # noqa: F401 - registers the methods' callback names
 from lifelong_gym.agents import ModelConfigError, ModelPool, make_agent
-from lifelong_gym.callbacks import make_callback, parse_assignment
 from lifelong_gym.errors import RunConfigError
-from lifelong_gym.runner import Runner
+from lifelong_gym.run import method_callbacks  # noqa: F401 - registers the methods' names
+from lifelong_gym.run.registry import make_callback, parse_assignment
+from lifelong_gym.run.runner import Runner
 
 
 class RunConfig(BaseModel):
