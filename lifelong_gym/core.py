@@ -145,7 +145,7 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
             session.status = SessionStatus.TASK_LIMIT_REACHED
         if terminated or truncated:
             self.complete()
-        return observation, session.reward, terminated, truncated, self._info()
+        return observation, session.reward, terminated, truncated, self.task_info()
 
     def close(self) -> None:
         """Abandon the task in flight and free the back-end; safe to call twice."""
@@ -183,6 +183,19 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
         session.details.update(evaluation.details)
         session.reward = 1.0 if evaluation.outcome == EvaluationOutcome.CORRECT else 0.0
         return session
+
+    def end_task(self, status: SessionStatus, error: str = "") -> Session:
+        """Stop the running task with `status` and score it as it stands.
+
+        For ends that come from outside the environment: Gymnasium's `TimeLimit`
+        (`status=TASK_LIMIT_REACHED`), a runner that stops a session, a failing agent.
+        """
+        session = self.session
+        assert session is not None and not session.finished, "end_task() needs a running task"
+        session.status = status
+        if error:
+            session.error = session.error or error
+        return self.complete()
 
     def calculate_metric(self, sessions: Sequence[Session]) -> LifelongMetrics:
         """Overall, per-status and per-skill success over finished sessions."""
@@ -230,7 +243,8 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
         position = int(self.np_random.integers(len(self.tasks)))
         return self.tasks.indices[position]
 
-    def _info(self) -> dict[str, Any]:
+    def task_info(self) -> dict[str, Any]:
+        """The `info` of the current task as `step` returns it (status and outcome once ended)."""
         session = self.session
         assert session is not None
         info: dict[str, Any] = {

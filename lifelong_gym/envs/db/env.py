@@ -42,6 +42,11 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
     1.0 when the finished task is correct, else 0.0. `info["outcome"]` and
     `info["status"]` hold the benchmark's evaluation outcome and session status.
 
+    ## Starting State
+    `reset` creates the task's table (a fresh database on the back-end) and returns the
+    instructions, a worked example and the task as one message. Without
+    `options={"task_index": i}` the task is drawn from the seeded `np_random`.
+
     ## Episode End
     Terminated when the agent answers or sends a reply in neither format
     (`agent_validation_failed`); truncated after `max_turns` replies (`task_limit_reached`).
@@ -53,6 +58,24 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
     - `backend`: `"sqlite"` (embedded, default) or `"mysql"` with `url="mysql://user:pw@host:port"`.
     - `max_turns` (3), `statement_timeout` seconds (5), `max_rows` shown (1000),
       `max_observation_length` characters (16,000).
+
+    ## Example
+    >>> import gymnasium as gym
+    >>> import lifelong_gym
+    >>> gym.register_envs(lifelong_gym)
+    >>> env = gym.make("LifelongDB-v0")
+    >>> obs, info = env.reset(options={"task_index": 0})
+    >>> sorted(info)
+    ['skills', 'task_index']
+    >>> obs, reward, terminated, truncated, info = env.step(
+    ...     "Action: Operation\\n```sql\\nSELECT 1\\n```"
+    ... )
+    >>> obs, reward, terminated
+    ('[(1,)]', 0.0, False)
+    >>> obs, reward, terminated, truncated, info = env.step("Action: Answer\\nFinal Answer: []")
+    >>> terminated, info["status"], info["outcome"], reward
+    (True, 'completed', 'incorrect', 0.0)
+    >>> env.close()
 
     ## Version History
     - v0: initial release.

@@ -67,6 +67,11 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
     1.0 when the final answer's set equals the task's answer set exactly, else 0.0.
     `info` holds `f1`, `precision`, `recall` and `executed` (one flag per action).
 
+    ## Starting State
+    `reset` returns the instructions and the task (question and entity ids) as one
+    message; no variable exists yet. Without `options={"task_index": i}` the task is drawn
+    from the seeded `np_random`.
+
     ## Episode End
     Terminated on the final answer, an unparsable reply, or a store failure
     (`task_environment_error`); truncated after `max_turns` replies
@@ -84,6 +89,22 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
     - `query_timeout`: seconds a query may run before the agent is told it timed out;
       `None` runs every query unguarded (faster on the embedded store; trusted agents only).
     - `max_observation_length`, `render_mode` (`"ansi"`).
+
+    ## Example
+    >>> import gymnasium as gym
+    >>> import lifelong_gym
+    >>> gym.register_envs(lifelong_gym)
+    >>> env = gym.make("LifelongKG-v0")
+    >>> obs, info = env.reset(options={"task_index": 0})
+    >>> "Question:" in obs
+    True
+    >>> obs, reward, terminated, truncated, info = env.step("Action: count(#0)")
+    >>> obs, terminated
+    ('Error: there is no variable #0 (variables made: none yet)', False)
+    >>> obs, reward, terminated, truncated, info = env.step("I do not know.")
+    >>> terminated, info["status"], reward
+    (True, 'agent_validation_failed', 0.0)
+    >>> env.close()
 
     ## Version History
     - v0: first version.

@@ -47,6 +47,11 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
     ## Rewards
     1.0 when the finished task is correct, else 0.0, given on the step that ends it.
 
+    ## Starting State
+    `reset` takes a fresh container from the warm pool, runs the task's initialization
+    script in it, and returns the instructions and the task as one message. Without
+    `options={"task_index": i}` the task is drawn from the seeded `np_random`.
+
     ## Episode End
     Terminated on `finish`, `answer` or an unparsable reply; truncated after `max_turns`
     replies (the task is still scored, as in the reference).
@@ -63,6 +68,22 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
     - `restrict_commands`: allow only the benchmark's 29 commands plus shell builtins.
     - `network`: give containers a network (off by default).
     - `max_turns`, `render_mode`: as every environment of the suite.
+
+    ## Example
+    (needs a Docker engine and the image: `lifelong-gym build-image os`)
+
+    >>> import gymnasium as gym
+    >>> import lifelong_gym
+    >>> gym.register_envs(lifelong_gym)
+    >>> env = gym.make("LifelongOS-v0", pool_size=1)
+    >>> obs, info = env.reset(options={"task_index": 0})
+    >>> obs, reward, terminated, truncated, info = env.step("Act: bash\\n```bash\\necho hi\\n```")
+    >>> obs
+    'The output of the OS:\\n\\nhi\\n'
+    >>> obs, reward, terminated, truncated, info = env.step("Act: finish")
+    >>> terminated, info["status"]
+    (True, 'completed')
+    >>> env.close()
 
     ## Version History
     - v0: initial version.
