@@ -12,6 +12,7 @@ from typing import Any, Generic, Literal, TypeVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from lifelong_gym.actions import ParsedAction
 from lifelong_gym.errors import ConfigError, TaskFileError
 from lifelong_gym.session import ChatMessage
 
@@ -28,9 +29,14 @@ class Task(BaseModel):
     index: int
     skills: tuple[str, ...] = ()
 
-    def oracle_reply(self, history: Sequence[ChatMessage]) -> str:
-        """The reply that replays this task's reference solution, given the history so far."""
+    def oracle_action(self, history: Sequence[ChatMessage]) -> ParsedAction:
+        """The next action of this task's reference solution, given the history so far."""
         raise NotImplementedError(f"{type(self).__name__} has no reference solution to replay")
+
+    def oracle_reply(self, history: Sequence[ChatMessage], action_format: str = "text") -> str:
+        """The reply that replays the reference solution, in either action format."""
+        action = self.oracle_action(history)
+        return action.tool_call().reply() if action_format == "tools" else action.text()
 
 
 TaskT = TypeVar("TaskT", bound=Task)

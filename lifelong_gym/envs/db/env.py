@@ -8,8 +8,9 @@ from typing import Any
 from lifelong_gym.core import Evaluation, Interaction, InvalidReply, LifelongEnv
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
 from lifelong_gym.tasks import TaskSet
+from lifelong_gym.tool_calls import ToolCall
 
-from .actions import Action, Answer, parse_reply
+from .actions import TOOLS, Action, Answer, from_tool_call, parse_reply
 from .answer import parse_answer, row_overlap, rows_match
 from .backends import DatabaseBackend, StatementResult, make_backend
 from .backends.base import DEFAULT_MAX_ROWS, DEFAULT_STATEMENT_TIMEOUT, plain_value
@@ -58,6 +59,9 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
     - `backend`: `"sqlite"` (embedded, default) or `"mysql"` with `url="mysql://user:pw@host:port"`.
     - `max_turns` (3), `statement_timeout` seconds (5), `max_rows` shown (1000),
       `max_observation_length` characters (16,000).
+    - `action_format`: `"text"` (the benchmark's reply format, default) or `"tools"`
+      (native tool calls: `env.unwrapped.tools` lists the function schemas; `step` takes
+      an OpenAI assistant message in JSON or `<tool_call>{...}</tool_call>` markup).
 
     ## Example
     >>> import gymnasium as gym
@@ -101,7 +105,7 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
 
     def interact(self, action: str) -> Interaction:
         """Run the reply's statement, or finish on its answer; invalid replies end the task."""
-        parsed = parse_reply(action)
+        parsed = self.parse_action(action)
         if isinstance(parsed, InvalidReply):
             return Interaction(
                 f"Invalid reply: {parsed.reason}.",
@@ -112,9 +116,15 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
             return Interaction("", done=True)
         return Interaction(format_result(self.backend.execute(parsed.sql), self.backend.max_rows))
 
-    def parse_action(self, reply: str) -> Action:
+    tool_schemas = TOOLS
+
+    def parse_text_action(self, reply: str) -> Action:
         """An operation (one SQL statement), an answer, or why the reply is invalid."""
         return parse_reply(reply)
+
+    def action_from_tool_call(self, call: ToolCall) -> Action:
+        """`execute_sql(sql)` or `commit_final_answer(answer)`."""
+        return from_tool_call(call)
 
     def release(self) -> None:
         """Close the back-end's connections and drop what it made."""
@@ -122,7 +132,7 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
 
     def _start_task(self, task: DBTask) -> str:
         self.backend.start(task.table_info)
-        return task_prompt(task, self.max_turns)
+        return task_prompt(task, self.max_turns, self.action_format)
 
     def _evaluate(self, task: DBTask, session: Session) -> Evaluation:
         if task.answer_info.md5 is not None:
@@ -132,7 +142,7 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
                 return Evaluation(EvaluationOutcome.INCORRECT, {"error": str(error)})
             ok = found == task.answer_info.md5
             return Evaluation(_outcome(ok), {"table_hash_match": ok})
-        answer = _final_answer(session)
+        answer = self._final_answer(session)
         if answer is None:
             return Evaluation(EvaluationOutcome.INCORRECT, {"answered": False})
         rows = parse_answer(answer)
@@ -141,6 +151,14 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
             len(truth) == 1 and rows_match([tuple(r[0] for r in rows)], truth)
         )
         return Evaluation(_outcome(ok), {"answered": True, "row_overlap": row_overlap(rows, truth)})
+
+    def _final_answer(self, session: Session) -> str | None:
+        """The answer of the agent's last reply, if that reply was an answer."""
+        for message in reversed(session.chat_history):
+            if message.role == "agent":
+                parsed = self.parse_action(message.content)
+                return parsed.answer if isinstance(parsed, Answer) else None
+        return None
 
     def _end_task(self) -> None:
         self.backend.discard()
@@ -155,14 +173,6 @@ def format_result(result: StatementResult, max_rows: int) -> str:
     if result.more_rows:
         text += f"\n[only the first {max_rows} rows are shown]"
     return text
-
-
-def _final_answer(session: Session) -> str | None:
-    for message in reversed(session.chat_history):
-        if message.role == "agent":
-            parsed = parse_reply(message.content)
-            return parsed.text if isinstance(parsed, Answer) else None
-    return None
 
 
 def _outcome(ok: bool) -> EvaluationOutcome:
