@@ -11,6 +11,7 @@ from lifelong_gym.envs.os.actions import (
     format_output,
     parse_action,
 )
+from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 from lifelong_gym.envs.os.judge import judge, prepare
 from lifelong_gym.envs.os.prompt import opening_prompt
 from lifelong_gym.envs.os.sandbox import ContainerPool, Limits, Sandbox
@@ -18,8 +19,6 @@ from lifelong_gym.envs.os.shell import CommandResult, Mode
 from lifelong_gym.envs.os.tasks import OSTask, load_os_tasks
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
 from lifelong_gym.tasks import TaskSet
-
-DEFAULT_IMAGE = "lifelong-gym/os:latest"
 
 
 class LifelongOSEnv(LifelongEnv[OSTask]):
