@@ -38,6 +38,22 @@ def mysql_url() -> str:
 
 
 @pytest.fixture(scope="session")
+def os_image() -> str:
+    """The OS image's name, once a Docker engine answers and holds it; else a skip saying why."""
+    pytest.importorskip("docker")
+    from lifelong_gym.envs.os.image import DEFAULT_IMAGE, image_exists
+    from lifelong_gym.envs.os.sandbox import SandboxError, docker_client
+
+    try:
+        docker_client().close()
+    except SandboxError as error:
+        pytest.skip(f"no Docker engine: {error}")
+    if not image_exists(DEFAULT_IMAGE):
+        pytest.skip(f"image {DEFAULT_IMAGE} absent: run lifelong-gym build-image os")
+    return DEFAULT_IMAGE
+
+
+@pytest.fixture(scope="session")
 def external_dir() -> Path:
     """The peer benchmark's task files in ../shared/external, or a skip."""
     if not EXTERNAL.is_dir():

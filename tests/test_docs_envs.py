@@ -134,28 +134,16 @@ def kg_any() -> list[list[tuple[str, dict]]]:
         return [play(env, index), play(env, index, [JUNK])]
 
 
-def os_engine() -> None:
-    pytest.importorskip("docker")
-    from lifelong_gym.envs.os.image import DEFAULT_IMAGE, image_exists
-    from lifelong_gym.envs.os.sandbox import SandboxError, docker_client
-
-    try:
-        docker_client().close()
-    except SandboxError as error:
-        pytest.skip(f"no Docker engine: {error}")
-    if not image_exists(DEFAULT_IMAGE):
-        pytest.skip(f"image {DEFAULT_IMAGE} absent: run lifelong-gym build-image os")
-
-
-def os_script() -> list[list[tuple[str, dict]]]:
-    os_engine()
+def os_script(request: pytest.FixtureRequest) -> list[list[tuple[str, dict]]]:
+    request.getfixturevalue("os_image")
     with made("LifelongOS-v0", pool_size=1) as env:
         index = env.unwrapped.tasks.indices[0]
         return [play(env, index), play(env, index, [JUNK])]
 
 
-def os_answer(tmp_path: Path) -> list[list[tuple[str, dict]]]:
-    os_engine()
+def os_answer(request: pytest.FixtureRequest) -> list[list[tuple[str, dict]]]:
+    request.getfixturevalue("os_image")
+    tmp_path = request.getfixturevalue("tmp_path")
     record = {"index": 0, "instruction": "What is 2 + 2?", "answer_check": {"match": "4"}}
     tasks = tmp_path / "question.jsonl"
     tasks.write_text(json.dumps(record) + "\n")
@@ -177,7 +165,8 @@ def scoring_failed() -> list[list[tuple[str, dict]]]:
     return [steps]
 
 
-SCENARIOS: dict[tuple[str, str], Callable[..., list[list[tuple[str, dict]]]]] = {
+Scenario = Callable[..., list[list[tuple[str, dict]]]]
+SCENARIOS: dict[tuple[str, str], Scenario] = {
     ("DB, asks for rows (`select`)", "the agent answered"): db_select_answered,
     (
         "DB, asks for rows (`select`)",
@@ -203,9 +192,11 @@ def test_every_row_of_the_kind_table_has_an_episode_here():
 
 
 @pytest.mark.parametrize("row", BY_KIND, ids=[f"{row[0]} / {row[1]}" for row in BY_KIND])
-def test_the_documented_keys_are_what_real_episodes_give(row: list[str], tmp_path: Path):
+def test_the_documented_keys_are_what_real_episodes_give(
+    row: list[str], request: pytest.FixtureRequest
+):
     scenario = SCENARIOS[(row[0], row[1])]
-    episodes = scenario(tmp_path) if scenario is os_answer else scenario()
+    episodes = scenario(request) if scenario in (os_script, os_answer) else scenario()
     kind_keys = key_names(row[2])
     for steps in episodes:
         (_, at_reset), *middle, (_, at_end) = steps

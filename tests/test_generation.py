@@ -121,21 +121,11 @@ def test_an_interrupted_write_leaves_the_old_set(tmp_path: Path):
 
 
 def test_the_os_generator_verifies_each_task_in_a_container(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    os_image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    pytest.importorskip("docker")
-    from lifelong_gym.envs.os.image import DEFAULT_IMAGE, image_exists
-    from lifelong_gym.envs.os.sandbox import SandboxError, docker_client
-
-    try:
-        docker_client().close()
-    except SandboxError as error:
-        pytest.skip(f"no Docker engine: {error}")
-    if not image_exists(DEFAULT_IMAGE):
-        pytest.skip(f"image {DEFAULT_IMAGE} absent: run lifelong-gym build-image os")
     monkeypatch.chdir(tmp_path)
     before = package_data_digest()
-    result = generate("os", "--count", "30", "--seed", "2")  # about 30 s: 30 containers
+    result = generate("os", "--count", "30", "--seed", "2", "--image", os_image)  # 30 containers
     assert result.exit_code == 0, result.output
     assert package_data_digest() == before
     assert len(load_os_tasks(tmp_path / "lifelong-gym-tasks/os/default.jsonl")) == 30
