@@ -20,7 +20,7 @@ from lifelong_gym.run.config import build_runner, load_run_config, parse_env_arg
 from lifelong_gym.run.report import format_report, report_run
 
 
-@click.group()
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-v", "--verbose", is_flag=True, help="Log what the run does.")
 def main(verbose: bool) -> None:
     """Lifelong evaluation of LLM agents on Gymnasium environments."""
@@ -121,8 +121,7 @@ GENERATORS = {
     context_settings={
         "ignore_unknown_options": True,
         "allow_extra_args": True,
-        "allow_interspersed_args": False,  # what follows ENV (-h too) goes to its generator
-        "help_option_names": ["-h", "--help"],
+        "allow_interspersed_args": False,  # `generate db -h` is the generator's own help
     }
 )
 @click.argument("environment", type=click.Choice(sorted(GENERATORS)))

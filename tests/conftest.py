@@ -38,16 +38,23 @@ def mysql_url() -> str:
 
 
 @pytest.fixture(scope="session")
-def os_image() -> str:
-    """The OS image's name, once a Docker engine answers and holds it; else a skip saying why."""
+def docker_engine():
+    """A reachable Docker engine (a client of it), or a skip saying why there is none."""
     pytest.importorskip("docker")
-    from lifelong_gym.envs.os.image import DEFAULT_IMAGE, image_exists
-    from lifelong_gym.envs.os.sandbox import SandboxError, docker_client
+    from lifelong_gym.envs.os.sandbox import docker_client
+    from lifelong_gym.errors import SandboxError
 
     try:
-        docker_client().close()
+        return docker_client()
     except SandboxError as error:
         pytest.skip(f"no Docker engine: {error}")
+
+
+@pytest.fixture(scope="session")
+def os_image(docker_engine) -> str:
+    """The OS image's name, once the Docker engine holds it; else a skip saying why."""
+    from lifelong_gym.envs.os.image import DEFAULT_IMAGE, image_exists
+
     if not image_exists(DEFAULT_IMAGE):
         pytest.skip(f"image {DEFAULT_IMAGE} absent: run lifelong-gym build-image os")
     return DEFAULT_IMAGE

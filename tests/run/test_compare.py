@@ -8,8 +8,7 @@ from click.testing import CliRunner
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.cli import main
 from lifelong_gym.run import ExperienceReplayCallback, Runner
-
-from .methods.skill_recall import SkillRecallAgent, labelled_task_file, predict, seeds_of
+from tests.methods.skill_recall import SkillRecallAgent, labelled_task_file, predict, seeds_of
 
 ORDER = ["alpha", "beta"] * 6
 
