@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import importlib
 import logging
-import sys
 from pathlib import Path
 
 import click
 
+from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 from lifelong_gym.errors import LifelongGymError
 from lifelong_gym.run.compare import (
     COMPARISON_PLOT,
@@ -95,7 +95,7 @@ def compare(runs: tuple[str, ...], plot_path: str | None) -> None:
 
 @main.command("build-image")
 @click.argument("environment", type=click.Choice(["os"]))
-@click.option("--name", help="Image name (default lifelong-gym/os:latest).")
+@click.option("--name", help=f"Image name (default {DEFAULT_IMAGE}).")
 @click.option("--suite", help="Debian suite (default bookworm).")
 @click.option("--mirror", help="Debian mirror URL (default deb.debian.org).")
 @click.option("--force", is_flag=True, help="Rebuild even if the image exists.")
@@ -127,10 +127,17 @@ GENERATORS = {
 @click.argument("environment", type=click.Choice(sorted(GENERATORS)))
 @click.pass_context
 def generate(context: click.Context, environment: str) -> None:
-    """Make a fresh, verified task set (`lifelong-gym generate db -h` lists its options)."""
+    """Make a fresh, verified task set in ./lifelong-gym-tasks/ENV/ (or --output).
+
+    Every generator takes --output, --name and --seed; `lifelong-gym generate db -h` lists
+    all of an environment's options.
+    """
     module = importlib.import_module(GENERATORS[environment])
-    sys.argv[0] = f"lifelong-gym generate {environment}"
-    raise SystemExit(module.main(context.args) or 0)
+    try:
+        code = module.main(context.args)
+    except LifelongGymError as error:
+        raise click.ClickException(str(error)) from None
+    raise SystemExit(code or 0)
 
 
 if __name__ == "__main__":

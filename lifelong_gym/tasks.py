@@ -197,6 +197,11 @@ def load_task_set(
     return TaskSet(tasks, order, name=str(source or default), skipped=skipped)
 
 
+def order_path(tasks_path: Path) -> Path:
+    """Where a task file's sample order is kept: `NAME.order.json` beside `NAME.jsonl`."""
+    return tasks_path.with_name(tasks_path.name.removesuffix(".jsonl") + ".order.json")
+
+
 def shipped_task_sets(environment: str) -> dict[str, Path]:
     """The names and files of the task sets shipped for an environment."""
     folder = DATA_DIR / environment
@@ -208,14 +213,10 @@ def _resolve(
 ) -> tuple[Path, list[int] | None]:
     shipped = shipped_task_sets(environment)
     name = default if source is None else str(source)
-    if name in shipped:
-        path = shipped[name]
-        order_path = path.with_suffix(".order.json")
-        order = json.loads(order_path.read_text()) if order_path.is_file() else None
-        return path, order
-    path = Path(name).expanduser()
+    path = shipped[name] if name in shipped else Path(name).expanduser()
     if path.exists():
-        return path, None
+        order = order_path(path)
+        return path, json.loads(order.read_text()) if order.is_file() else None
     raise TaskFileError(
         f"tasks={name!r} is neither a file nor a shipped {environment} task set; "
         f"shipped sets: {', '.join(shipped) or 'none'}"

@@ -14,6 +14,7 @@ from lifelong_gym.envs.os.actions import (
     from_tool_call,
     parse_action,
 )
+from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 from lifelong_gym.envs.os.judge import judge, prepare
 from lifelong_gym.envs.os.prompt import opening_prompt
 from lifelong_gym.envs.os.sandbox import ContainerPool, Limits, Sandbox
@@ -23,8 +24,6 @@ from lifelong_gym.errors import EnvArgumentError
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
 from lifelong_gym.tasks import TaskSet
 from lifelong_gym.tool_calls import ToolCall
-
-DEFAULT_IMAGE = "lifelong-gym/os:latest"
 
 
 class LifelongOSEnv(LifelongEnv[OSTask]):
