@@ -84,7 +84,7 @@ def _table_data(run: RunRecord, references: TaskReferences, prefix: str) -> dict
                 [skill_ids[k] for k in session.skills],
                 session.agent_turns,
                 session.reward,
-                _snippet(task.get("text") or _opening(session, prefix)),
+                snippet(task.get("text") or opening_text(session, prefix)),
             ]
         )
     return {
@@ -192,14 +192,16 @@ def _charts(run: RunRecord) -> str:
     )
 
 
-def _opening(session: Session, prefix: str) -> str:
+def opening_text(session: Session, prefix: str = "") -> str:
+    """The session's opening prompt without the instructions every prompt shares."""
     if not session.chat_history:
         return ""
     text = session.chat_history[0].content
     return text[len(prefix) :] if prefix and text.startswith(prefix) else text
 
 
-def _snippet(text: str) -> str:
+def snippet(text: str) -> str:
+    """A text on one line, cut to the length of a table cell."""
     flat = " ".join(text.split())
     return flat if len(flat) <= SNIPPET_LENGTH else flat[: SNIPPET_LENGTH - 1] + "…"
 

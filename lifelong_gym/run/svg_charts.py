@@ -115,7 +115,7 @@ def skill_chart(title: str, skills: Sequence[tuple[str, Sequence[SkillBar]]]) ->
         )
         for k, bar in enumerate(bars):
             y = top + k * bar_h
-            text = f"{bar.rate:.0%} ({bar.correct}/{bar.count})"
+            text = f"{bar.rate:.0%} ({bar.correct}/{bar.count})" if bar.count else "no tasks"
             parts.append(
                 f'<rect x="{label_w}" y="{y}" width="{track_w}" height="{bar_h - 2}" '
                 'fill="#ececec"/>'
