@@ -43,7 +43,7 @@ def browser() -> Iterator[object]:
         launched.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def scripted_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A reported run of the scripted agent with experience replay (several statuses)."""
     folder = scripted_run(tmp_path_factory.mktemp("report") / "scripted-replay", replay=2)

@@ -55,3 +55,14 @@ def scripted_run(folder: Path, sessions: int = 12, replay: int = 0) -> Path:
     finally:
         env.close()
     return folder
+
+
+def oracle_run(folder: Path, env_id: str, sessions: int, **env_kwargs) -> Path:
+    """Run the oracle over the first tasks of an environment's shipped set into `folder`."""
+    env = gym.make(env_id, **env_kwargs)
+    try:
+        agent = OracleAgent(env.unwrapped.tasks)
+        Runner(env, agent, [], folder, max_tasks=sessions, progress=False).run()
+    finally:
+        env.close()
+    return folder
