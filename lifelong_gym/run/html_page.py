@@ -16,15 +16,23 @@ from pathlib import Path
 from typing import Any
 
 ASSETS = Path(__file__).parent / "assets"
-_UNSAFE_IN_SCRIPT = str.maketrans(
-    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+# what may not appear raw in a script element, and its JSON escape
+_UNSAFE_IN_SCRIPT = (
+    ("<", "\\u003c"),
+    (">", "\\u003e"),
+    ("&", "\\u0026"),
+    ("\u2028", "\\u2028"),
+    ("\u2029", "\\u2029"),
 )
 _SLOT = re.compile(r"@(TITLE|NONCE|STYLE|BODY|DATA|SCRIPT)@")
 
 
 def script_json(data: Any) -> str:
     """`data` as JSON that is safe inside a `<script type="application/json">` element."""
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).translate(_UNSAFE_IN_SCRIPT)
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    for unsafe, escaped in _UNSAFE_IN_SCRIPT:  # str.replace: far faster than str.translate
+        text = text.replace(unsafe, escaped)
+    return text
 
 
 def json_block(element_id: str, data: Any) -> str:

@@ -34,7 +34,8 @@ REFERENCE_FIELDS = (
     "answer_list",
 )
 TASK_TEXT_FIELDS = ("instruction", "question")
-MAX_LIST_ITEMS = 20  # longer lists (a table's rows) are cut, saying how many were left out
+# longer lists are cut, saying how many were left out: a table's rows, reference answers
+MAX_TASK_ITEMS, MAX_REFERENCE_ITEMS = 5, 50
 
 
 @dataclass(frozen=True)
@@ -78,20 +79,27 @@ def load_references(identity: RunIdentity, sessions: Iterable[Session]) -> TaskR
 
 def task_record(dump: dict[str, Any]) -> dict[str, Any]:
     """A task as the report shows it: its text, its reference solution, the rest."""
-    dump = {k: _cut(v) for k, v in dump.items() if k not in ("index", "skills")}
-    text = next((dump.pop(k) for k in TASK_TEXT_FIELDS if k in dump), None)
-    reference = {k: dump.pop(k) for k in REFERENCE_FIELDS if dump.get(k) not in (None, [], "")}
-    for key in REFERENCE_FIELDS:
-        dump.pop(key, None)
-    return {"text": text, "reference": reference, "other": dump}
+    text = next((dump[k] for k in TASK_TEXT_FIELDS if k in dump), None)
+    reference = {
+        k: _cut(dump[k], MAX_REFERENCE_ITEMS)
+        for k in REFERENCE_FIELDS
+        if dump.get(k) not in (None, [], "")
+    }
+    other = {
+        k: _cut(v, MAX_TASK_ITEMS)
+        for k, v in dump.items()
+        if k not in ("index", "skills", *TASK_TEXT_FIELDS, *REFERENCE_FIELDS)
+    }
+    return {"text": text, "reference": reference, "other": other}
 
 
-def _cut(value: Any) -> Any:
+def _cut(value: Any, limit: int) -> Any:
+    """`value` with every list longer than `limit` cut to it, plus a line saying so."""
     if isinstance(value, dict):
-        return {k: _cut(v) for k, v in value.items()}
+        return {k: _cut(v, limit) for k, v in value.items()}
     if isinstance(value, list):
-        kept = [_cut(v) for v in value[:MAX_LIST_ITEMS]]
-        if len(value) > MAX_LIST_ITEMS:
-            kept.append(f"... {len(value) - MAX_LIST_ITEMS} more not shown")
+        kept = [_cut(v, limit) for v in value[:limit]]
+        if len(value) > limit:
+            kept.append(f"... {len(value) - limit} more not shown")
         return kept
     return value
