@@ -23,7 +23,7 @@ from lifelong_gym.run.html_compare import write_compare_page
 from lifelong_gym.run.report import format_report, report_run
 
 
-@click.group()
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-v", "--verbose", is_flag=True, help="Log what the run does.")
 def main(verbose: bool) -> None:
     """Lifelong evaluation of LLM agents on Gymnasium environments."""
@@ -137,7 +137,7 @@ GENERATORS = {
     context_settings={
         "ignore_unknown_options": True,
         "allow_extra_args": True,
-        "help_option_names": ["--help"],
+        "allow_interspersed_args": False,  # `generate db -h` is the generator's own help
     }
 )
 @click.argument("environment", type=click.Choice(sorted(GENERATORS)))

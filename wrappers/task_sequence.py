@@ -8,7 +8,7 @@ import gymnasium as gym
 from gymnasium.utils import RecordConstructorArgs
 
 from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics, compute_metrics
-from lifelong_gym.session import EvaluationOutcome, Session
+from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
 from lifelong_gym.tasks import OrderName, task_order
 
 
@@ -64,9 +64,14 @@ class LifelongTaskSequence(gym.Wrapper[str, str, str, str], RecordConstructorArg
         """Step the inner environment; record the session when the episode ends."""
         observation, reward, terminated, truncated, info = self.env.step(action)
         if terminated or truncated:
-            session = self.env.unwrapped.session
-            if session is not None:
-                self._record(session)
+            env = self.env.unwrapped
+            if env.session is not None and not env.session.finished:
+                # truncated from outside (Gymnasium's TimeLimit): score the task all the same
+                env.end_task(SessionStatus.TASK_LIMIT_REACHED)
+                reward = env.session.reward
+                info = {**info, **env.task_info()}
+            if env.session is not None:
+                self._record(env.session)
             info["lifelong"] = self.running_figures()
         return observation, reward, terminated, truncated, info
 

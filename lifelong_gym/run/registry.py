@@ -9,7 +9,8 @@ from typing import Any, TypeVar
 
 import yaml
 
-from lifelong_gym.errors import CallbackSpecError
+from lifelong_gym.arguments import check_arguments
+from lifelong_gym.errors import CallbackSpecError, ConfigError
 
 from .callbacks import Callback
 
@@ -59,6 +60,10 @@ def make_callback(spec: str) -> Callback:
     """Build a callback from `NAME[:key=value,...]`; NAME is registered or `module.Class`."""
     name, kwargs = parse_callback_spec(spec)
     cls = CALLBACKS.get(name) or _import_callback(name)
+    try:
+        check_arguments(cls, kwargs, f"callback {name}")
+    except ConfigError as error:
+        raise CallbackSpecError(str(error)) from None
     try:
         return cls(**kwargs)
     except TypeError as error:

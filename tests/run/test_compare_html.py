@@ -8,8 +8,8 @@ from lifelong_gym.cli import main
 from lifelong_gym.run.folder import SESSIONS_FILE, read_sessions
 from lifelong_gym.session import EvaluationOutcome
 
-from ..test_compare import replay_runs
 from .browser import OpenPage, file_url
+from .test_compare import replay_runs
 
 
 def solved(folder) -> dict[int, bool]:

@@ -13,8 +13,7 @@ from lifelong_gym.run import EVENTS, Callback, Runner, SessionControl
 from lifelong_gym.run.folder import RunDirectory, RunDirectoryError
 from lifelong_gym.session import EvaluationOutcome, SessionStatus
 from lifelong_gym.wrappers import LifelongTaskSequence
-
-from .arithmetic_env import DownAgent, PatternAgent, SumEnv
+from tests.arithmetic_env import DownAgent, PatternAgent, SumEnv
 
 
 class Recorder(Callback):

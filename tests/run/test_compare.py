@@ -9,8 +9,8 @@ import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.cli import main
 from lifelong_gym.run import ExperienceReplayCallback, Runner
 
-from .arithmetic_env import PatternAgent, SumEnv
-from .methods.skill_recall import SkillRecallAgent, labelled_task_file, predict, seeds_of
+from ..arithmetic_env import PatternAgent, SumEnv
+from ..methods.skill_recall import SkillRecallAgent, labelled_task_file, predict, seeds_of
 
 ORDER = ["alpha", "beta"] * 6
 
