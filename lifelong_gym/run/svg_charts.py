@@ -16,7 +16,7 @@ from lifelong_gym.run.plots import StatusBin, status_color
 WIDTH = 600  # the half-width charts; drawn at their size, shrunk on narrow screens
 SKILL_WIDTH = 1000
 MAX_POINTS = 800  # a curve of 10,000 sessions is drawn through this many points
-LEFT, RIGHT, TOP = 52, 16, 46
+LEFT, RIGHT, TOP = 52, 30, 46
 
 
 @dataclass(frozen=True)
