@@ -27,7 +27,7 @@ from lifelong_gym.processes import process_alive
 from ..table_hash import GROUP_CONCAT_MAX_LEN, table_hash_sql
 from ..tasks import TableInfo
 from .base import BackendError, DatabaseBackend, StatementResult, overrun_message
-from .mysql_cleanup import drop_database, error_code, kill_account_threads, kill_thread, quote, run
+from .mysql_cleanup import drop_databases, error_code, kill_account_threads, kill_thread, quote, run
 from .mysql_guard import refusal
 
 logger = logging.getLogger(__name__)
@@ -222,7 +222,7 @@ class MysqlBackend(DatabaseBackend):
         self._end_agent()
         if self._database is not None:
             name, self._database = self._database, None
-            self._drop(name)
+            self._drop([name])
 
     def close(self) -> None:
         """Drop the task's database and the agent's account, sweep dead runs, disconnect."""
@@ -232,8 +232,7 @@ class MysqlBackend(DatabaseBackend):
         try:
             self.discard()
             kill_account_threads(self._admin, self._account, self._pymysql.MySQLError)
-            for name in sorted(self._stranded):
-                self._drop(name)
+            self._drop(sorted(self._stranded))
             run(self._admin, "DROP USER IF EXISTS %s@'%%'", (self._account,))
             self._sweep_leftovers()
         finally:
@@ -334,13 +333,14 @@ class MysqlBackend(DatabaseBackend):
         milliseconds = int(self.cleanup_timeout * 1000)
         return query.replace("SELECT", f"SELECT /*+ MAX_EXECUTION_TIME({milliseconds}) */", 1)
 
-    def _drop(self, name: str) -> None:
-        """Drop a database of ours; one a lock keeps is retried at close and logged."""
-        reason = drop_database(self._admin, name, self._admin_connection, self._pymysql.MySQLError)
-        if reason is None:
-            self._stranded.discard(name)
-        else:
-            self._stranded.add(name)
+    def _drop(self, names: list[str]) -> None:
+        """Drop databases of ours; one a lock keeps is retried at close, and logged."""
+        if not names:
+            return
+        stuck = drop_databases(self._admin, names, self._admin_connection, self._pymysql.MySQLError)
+        self._stranded.difference_update(names)
+        self._stranded.update(stuck)
+        for name, reason in stuck.items():
             logger.warning("could not drop database %s yet: %s", name, reason)
 
     def _sweep_leftovers(self) -> None:
@@ -352,9 +352,7 @@ class MysqlBackend(DatabaseBackend):
         dead_accounts = [a for a in accounts if not _owner_alive(a)]
         for account in dead_accounts:
             kill_account_threads(self._admin, account, self._pymysql.MySQLError)
-        for database in databases:
-            if not _owner_alive(database):
-                self._drop(database)
+        self._drop([d for d in databases if not _owner_alive(d)])
         for account in dead_accounts:
             run(self._admin, "DROP USER IF EXISTS %s@'%%'", (account,))
 

@@ -63,67 +63,72 @@ def kill_account_threads(admin: Any, account: str, mysql_error: type[Exception])
         kill_thread(admin, thread_id, mysql_error)
 
 
-def drop_database(
-    admin: Any, name: str, connect: Callable[[], Any], mysql_error: type[Exception]
-) -> str | None:
-    """Drop one of our databases within the lock timeouts; None when done, else why not.
+def drop_databases(
+    admin: Any, names: list[str], connect: Callable[[], Any], mysql_error: type[Exception]
+) -> dict[str, str]:
+    """Drop databases of ours within the lock timeouts; returns why each one left could not go.
 
-    A drop that times out on a lock is retried once after rolling back the prepared XA
-    transactions that hold it, when they are provably ours (see the module's docstring).
+    Drops that time out on a lock are retried once after rolling back the prepared XA
+    transactions that hold the locks, when they are provably ours (see the module's docstring).
     """
-    try:
-        run(admin, f"DROP DATABASE IF EXISTS {quote(name)}")
-        return None
-    except mysql_error as error:
-        if error_code(error) != LOCK_WAIT_TIMEOUT:
-            return str(error)
-        reason = str(error)
-    blockers = _prepared_blockers(admin, name, connect, mysql_error)
-    if not run(admin, "SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = %s", (name,)):
-        return None  # the probe's own drop went through once the lock was released
-    if not blockers:
-        return f"{reason}; no prepared XA transaction of ours holds the lock"
+    stuck: dict[str, str] = {}
+    for name in names:
+        reason = _drop(admin, name, mysql_error)
+        if reason is not None:
+            stuck[name] = reason
+    locked = [n for n, reason in stuck.items() if reason.startswith(f"({LOCK_WAIT_TIMEOUT},")]
+    if not locked:
+        return stuck
+    blockers = _prepared_blockers(admin, locked, connect, mysql_error)
     prepared = run(admin, "XA RECOVER FORMAT='SQL'")
-    if len(prepared) != len(blockers):
-        return (
-            f"{reason}; {len(blockers)} prepared XA transaction(s) hold it, but the server has "
-            f"{len(prepared)}: an administrator must choose (XA RECOVER, then XA ROLLBACK)"
+    if not blockers or len(prepared) != len(blockers):
+        note = (
+            f"{len(blockers)} prepared XA transaction(s) of ours hold locks on it, and the server "
+            f"has {len(prepared)}: an administrator must choose (XA RECOVER, then XA ROLLBACK)"
         )
+        return {n: f"{reason}; {note}" if n in locked else reason for n, reason in stuck.items()}
     for *_, xid in prepared:
-        logger.warning("rolling back prepared XA transaction %s left on database %s", xid, name)
+        logger.warning("rolling back prepared XA transaction %s left on a database of ours", xid)
         run(admin, f"XA ROLLBACK {xid}")
+    for name in locked:
+        reason = _drop(admin, name, mysql_error)
+        if reason is None:
+            del stuck[name]
+        else:
+            stuck[name] = reason
+    return stuck
+
+
+def _drop(admin: Any, name: str, mysql_error: type[Exception]) -> str | None:
     try:
         run(admin, f"DROP DATABASE IF EXISTS {quote(name)}")
     except mysql_error as error:
-        return str(error)
+        return f"({error_code(error)}, {error.args[-1]!r})"
     return None
 
 
 def _prepared_blockers(
-    admin: Any, name: str, connect: Callable[[], Any], mysql_error: type[Exception]
+    admin: Any, names: list[str], connect: Callable[[], Any], mysql_error: type[Exception]
 ) -> set[int]:
-    """The detached transactions whose locks make a second drop of `name` wait."""
-    prefix = quote(name) + "."
-    probe = connect()
-    waiter = threading.Thread(
-        target=_drop_quietly, args=(probe, name, mysql_error), name="lgym-drop-probe", daemon=True
-    )
-    waiter.start()
+    """The detached transactions whose locks make a second drop of each of `names` wait."""
+    probes = [connect() for _ in names]
+    waiters = [
+        threading.Thread(target=_drop, args=(probe, name, mysql_error), daemon=True)
+        for probe, name in zip(probes, names, strict=True)
+    ]
+    for waiter in waiters:
+        waiter.start()
     blockers: set[int] = set()
     try:
-        while waiter.is_alive():
-            blockers.update(r[0] for r in run(admin, _BLOCKERS_OF_DATABASE, (prefix, prefix)))
-            time.sleep(0.05)
+        while any(waiter.is_alive() for waiter in waiters):
+            for prefix in (quote(name) + "." for name in names):
+                blockers.update(r[0] for r in run(admin, _BLOCKERS_OF_DATABASE, (prefix, prefix)))
+            # InnoDB refreshes these tables only after 0.1 s without a reader
+            time.sleep(0.2)
     except mysql_error as error:  # e.g. MySQL 8, which has no INNODB_LOCKS
-        logger.warning("cannot see which transactions lock %s: %s", name, error)
+        logger.warning("cannot see which transactions hold locks on our databases: %s", error)
     finally:
-        waiter.join()
-        probe.close()
+        for waiter, probe in zip(waiters, probes, strict=True):
+            waiter.join()
+            probe.close()
     return blockers
-
-
-def _drop_quietly(connection: Any, name: str, mysql_error: type[Exception]) -> None:
-    try:
-        run(connection, f"DROP DATABASE IF EXISTS {quote(name)}")
-    except mysql_error:
-        pass  # the caller's retry reports what still blocks it

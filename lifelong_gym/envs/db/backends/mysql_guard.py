@@ -22,6 +22,13 @@ ALLOWED_FIRST_WORDS = frozenset(
         "START", "BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE",  # transactions
     }
 )  # fmt: skip
+# what may follow SHOW: the task's tables and columns, and the last statement's warnings
+SHOW_WORDS = frozenset(
+    {
+        "TABLES", "FULL", "COLUMNS", "FIELDS", "CREATE", "INDEX", "INDEXES", "KEYS", "TABLE",
+        "DATABASES", "SCHEMAS", "WARNINGS", "ERRORS", "COUNT",
+    }
+)  # fmt: skip
 # words refused anywhere outside strings: lock functions (a channel between concurrent
 # episodes, or a wait on another session), files, and server-side waits
 DENIED_WORDS = frozenset(
@@ -63,6 +70,8 @@ def refusal(sql: str, *, backslash_escapes: bool = True) -> str | None:
         return "BEGIN may only open a transaction (BEGIN or BEGIN WORK), not a compound statement"
     if first == "START" and rest[:1] != ["TRANSACTION"]:
         return "START is allowed only as START TRANSACTION"
+    if first == "SHOW" and (not rest or rest[0] not in SHOW_WORDS):
+        return "SHOW may only list the task's tables, columns, indexes, warnings and errors"
     denied = sorted({w.lstrip("`").upper() for w in words} & DENIED_WORDS)
     if denied:
         return f"{', '.join(denied)} is not allowed"
