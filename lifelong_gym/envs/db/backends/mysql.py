@@ -337,7 +337,12 @@ class MysqlBackend(DatabaseBackend):
         """Drop databases of ours; one a lock keeps is retried at close, and logged."""
         if not names:
             return
-        stuck = drop_databases(self._admin, names, self._admin_connection, self._pymysql.MySQLError)
+        try:
+            stuck = drop_databases(
+                self._admin, names, self._admin_connection, self._pymysql.MySQLError
+            )
+        except (BackendError, self._pymysql.MySQLError) as error:  # retried at close
+            stuck = {name: str(error) for name in names}
         self._stranded.difference_update(names)
         self._stranded.update(stuck)
         for name, reason in stuck.items():

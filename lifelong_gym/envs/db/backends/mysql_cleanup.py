@@ -80,16 +80,20 @@ def drop_databases(
     if not locked:
         return stuck
     blockers = _prepared_blockers(admin, locked, connect, mysql_error)
-    prepared = run(admin, "XA RECOVER FORMAT='SQL'")
+    prepared = run(admin, "XA RECOVER FORMAT='SQL'") if blockers else []
     if not blockers or len(prepared) != len(blockers):
         note = (
-            f"{len(blockers)} prepared XA transaction(s) of ours hold locks on it, and the server "
-            f"has {len(prepared)}: an administrator must choose (XA RECOVER, then XA ROLLBACK)"
+            f"{len(blockers)} prepared XA transaction(s) of ours hold locks on it"
+            + (f", and the server has {len(prepared)}" if blockers else "")
+            + "; if XA RECOVER lists any, an administrator must choose which to XA ROLLBACK"
         )
         return {n: f"{reason}; {note}" if n in locked else reason for n, reason in stuck.items()}
     for *_, xid in prepared:
         logger.warning("rolling back prepared XA transaction %s left on a database of ours", xid)
-        run(admin, f"XA ROLLBACK {xid}")
+        try:
+            run(admin, f"XA ROLLBACK {xid}")
+        except mysql_error as error:  # ended meanwhile by someone else: the drop tells
+            logger.warning("XA ROLLBACK %s: %s", xid, error)
     for name in locked:
         reason = _drop(admin, name, mysql_error)
         if reason is None:
