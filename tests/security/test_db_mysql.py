@@ -149,6 +149,8 @@ PROBES = {
     "use": ("USE mysql", False),
     "flush": ("FLUSH PRIVILEGES", True),
     "show_innodb_status": ("SHOW ENGINE INNODB STATUS", True),
+    "show_processlist": ("SHOW FULL PROCESSLIST", False),
+    "commit_release": ("COMMIT RELEASE", False),
 }
 
 
@@ -239,6 +241,19 @@ def test_scoring_reads_only_base_tables(env, root):
     info = answer(env)
     assert info["outcome"] == "incorrect"
     assert "no longer a base table" in info["error"]
+    assert_next_tasks_clean(env, root)
+
+
+@pytest.mark.timeout(60)
+def test_an_open_transaction_holding_locks_blocks_neither_scoring_nor_drop(env, root):
+    """Uncommitted work does not count (MySQL's autocommit semantics) and its locks end."""
+    env.reset(options={"task_index": 12})
+    run_sql(env, "START TRANSACTION")
+    run_sql(env, f"DELETE FROM {TABLE} WHERE name = 'tea'")
+    run_sql(env, f"SELECT * FROM {TABLE} FOR UPDATE")
+    started = time.monotonic()
+    assert answer(env)["outcome"] == "incorrect"
+    assert time.monotonic() - started < 10
     assert_next_tasks_clean(env, root)
 
 

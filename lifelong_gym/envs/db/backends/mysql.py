@@ -17,8 +17,6 @@ import math
 import os
 import secrets
 import socket
-import threading
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
@@ -27,7 +25,15 @@ from lifelong_gym.processes import process_alive
 from ..table_hash import GROUP_CONCAT_MAX_LEN, table_hash_sql
 from ..tasks import TableInfo
 from .base import BackendError, DatabaseBackend, StatementResult, overrun_message
-from .mysql_cleanup import drop_databases, error_code, kill_account_threads, kill_thread, quote, run
+from .mysql_cleanup import (
+    Watchdog,
+    drop_databases,
+    error_code,
+    kill_account_threads,
+    kill_thread,
+    quote,
+    run,
+)
 from .mysql_guard import refusal
 
 logger = logging.getLogger(__name__)
@@ -89,31 +95,6 @@ def _pymysql():
             "backend='mysql' needs PyMySQL: pip install 'lifelong-gym[mysql]'"
         ) from None
     return pymysql
-
-
-class Watchdog:
-    """Runs `action` once if the `with` block still runs after `timeout` seconds."""
-
-    def __init__(self, timeout: float, action: Callable[[], None]):
-        self.fired = False
-        self._action = action
-        self._timer = threading.Timer(timeout, self._fire)
-        self._timer.daemon = True
-
-    def __enter__(self) -> Watchdog:
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._timer.cancel()
-        self._timer.join()  # a kill under way finishes before the caller looks at `fired`
-
-    def _fire(self) -> None:
-        self.fired = True
-        try:
-            self._action()
-        except Exception:  # noqa: BLE001 - the server's own time limit is the backstop
-            logger.exception("the watchdog could not end an overrunning statement")
 
 
 class MysqlBackend(DatabaseBackend):

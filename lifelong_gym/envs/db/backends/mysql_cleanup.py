@@ -1,4 +1,4 @@
-"""Ending what a MySQL back-end made: agent threads, task databases, prepared XA transactions.
+"""Ending what a MySQL back-end started: overrunning statements, agent threads, databases, XA.
 
 Every step is bounded by the admin session's lock timeouts, so a lock an agent left (or a
 prepared XA transaction, which outlives its connection) can delay a drop by seconds, never
@@ -27,6 +27,31 @@ _BLOCKERS_OF_DATABASE = (
     "WHERE LEFT(l.lock_table, CHAR_LENGTH(%s)) = %s "
     "AND t.trx_mysql_thread_id = 0 AND t.trx_state = 'RUNNING'"
 )
+
+
+class Watchdog:
+    """Runs `action` once if the `with` block still runs after `timeout` seconds."""
+
+    def __init__(self, timeout: float, action: Callable[[], None]):
+        self.fired = False
+        self._action = action
+        self._timer = threading.Timer(timeout, self._fire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> Watchdog:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._timer.cancel()
+        self._timer.join()  # a kill under way finishes before the caller looks at `fired`
+
+    def _fire(self) -> None:
+        self.fired = True
+        try:
+            self._action()
+        except Exception:  # noqa: BLE001 - the server's own time limit is the backstop
+            logger.exception("the watchdog could not end an overrunning statement")
 
 
 def quote(identifier: str) -> str:

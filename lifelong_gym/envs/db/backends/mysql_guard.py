@@ -25,7 +25,7 @@ ALLOWED_FIRST_WORDS = frozenset(
 # what may follow SHOW: the task's tables and columns, and the last statement's warnings
 SHOW_WORDS = frozenset(
     {
-        "TABLES", "FULL", "COLUMNS", "FIELDS", "CREATE", "INDEX", "INDEXES", "KEYS", "TABLE",
+        "TABLES", "COLUMNS", "FIELDS", "CREATE", "INDEX", "INDEXES", "KEYS", "TABLE",
         "DATABASES", "SCHEMAS", "WARNINGS", "ERRORS", "COUNT",
     }
 )  # fmt: skip
@@ -70,7 +70,10 @@ def refusal(sql: str, *, backslash_escapes: bool = True) -> str | None:
         return "BEGIN may only open a transaction (BEGIN or BEGIN WORK), not a compound statement"
     if first == "START" and rest[:1] != ["TRANSACTION"]:
         return "START is allowed only as START TRANSACTION"
-    if first == "SHOW" and (not rest or rest[0] not in SHOW_WORDS):
+    if first in ("COMMIT", "ROLLBACK") and "RELEASE" in rest and "NO" not in rest:
+        return "ending the session (RELEASE) is not allowed"
+    shown = rest[1:] if rest[:1] == ["FULL"] else rest  # SHOW FULL TABLES, SHOW FULL COLUMNS
+    if first == "SHOW" and (not shown or shown[0] not in SHOW_WORDS):
         return "SHOW may only list the task's tables, columns, indexes, warnings and errors"
     denied = sorted({w.lstrip("`").upper() for w in words} & DENIED_WORDS)
     if denied:
