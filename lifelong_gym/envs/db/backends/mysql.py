@@ -45,13 +45,14 @@ AGENT_PRIVILEGES = "SELECT, INSERT, UPDATE, DELETE"
 # rows of one result kept in memory at most (a row itself is bounded by max_allowed_packet)
 MAX_RESULT_BYTES = 1 << 20
 ACCESS_DENIED = 1045
-# the columns of the task's table, found only when it is still a base table
+# the columns of the task's table, found only while it is a base table (constants on both
+# sides keep information_schema from scanning every table on the server)
 _BASE_TABLE_COLUMNS = (
-    "SELECT c.COLUMN_NAME FROM information_schema.COLUMNS c "
-    "JOIN information_schema.TABLES t "
-    "ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME "
-    "WHERE c.TABLE_SCHEMA = %s AND c.TABLE_NAME = %s AND t.TABLE_TYPE = 'BASE TABLE' "
-    "ORDER BY c.ORDINAL_POSITION"
+    "SELECT COLUMN_NAME FROM information_schema.COLUMNS "
+    "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND EXISTS ("
+    "SELECT 1 FROM information_schema.TABLES "
+    "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND TABLE_TYPE = 'BASE TABLE') "
+    "ORDER BY ORDINAL_POSITION"
 )
 
 __all__ = ["MysqlBackend", "PREFIX", "grant_pattern", "parse_url", "quote"]
@@ -182,7 +183,7 @@ class MysqlBackend(DatabaseBackend):
         """The table hash, computed by the server (CONCAT_WS, MD5, GROUP_CONCAT), time-bound."""
         if self._database is None:
             raise RuntimeError("no task database: start() must come first")
-        found = run(self._admin, _BASE_TABLE_COLUMNS, (self._database, table.name))
+        found = run(self._admin, _BASE_TABLE_COLUMNS, (self._database, table.name) * 2)
         columns = [quote(name) for (name,) in found]
         if not columns:
             raise LookupError(f"the table {table.name!r} is no longer a base table of the task")
