@@ -245,49 +245,49 @@ class MysqlBackend(DatabaseBackend):
             rows.append(row)
             size += sum(len(v) if isinstance(v, (str, bytes)) else 8 for v in row)
         # more rows than we show: end the connection instead of letting the server stream on
-        kept = min(len(rows) - 1, self.max_rows)
-        return StatementResult(rows=rows[:kept], more_rows=True), True
+        return StatementResult(rows=rows[: self.max_rows], more_rows=True), True
 
     def _agent_connection(self) -> Any:
         """A connection as the agent's account to the task's database."""
-        arguments = {
+        try:
+            connection = self._open(**self._agent_arguments())
+        except self._pymysql.MySQLError as error:
+            if error_code(error) != ACCESS_DENIED:
+                raise BackendError(self._cannot_connect(self._account, error)) from None
+            # the account's password was changed from inside (SET PASSWORD): set it back
+            run(self._admin, "ALTER USER %s@'%%' IDENTIFIED BY %s", (self._account, self._password))
+            connection = self._connect(**self._agent_arguments())
+        if self.sql_mode is not None:
+            run(connection, "SET SESSION sql_mode = %s", (self.sql_mode,))
+        return connection
+
+    def _agent_arguments(self) -> dict[str, Any]:
+        return {
             **self._server,
             "user": self._account,
             "password": self._password,
             "database": self._database,
             "read_timeout": self.statement_timeout + 30,
         }
-        try:
-            connection = self._open(**arguments)
-        except self._pymysql.MySQLError as error:
-            if error_code(error) != ACCESS_DENIED:
-                raise BackendError(self._cannot_connect(self._account, error)) from None
-            # the account's password was changed from inside (SET PASSWORD): set it back
-            run(self._admin, "ALTER USER %s@'%%' IDENTIFIED BY %s", (self._account, self._password))
-            connection = self._connect(**arguments)
-        if self.sql_mode is not None:
-            run(connection, "SET SESSION sql_mode = %s", (self.sql_mode,))
-        return connection
 
     def _kill(self, thread_id: int) -> None:
-        """End the agent's connection from a separate one (the watchdog's thread)."""
-        with self._connect(**self._server) as killer:
+        """End the agent's connection from a second one of its own account (which may)."""
+        with self._connect(**self._agent_arguments()) as killer:
             kill_thread(killer, thread_id, self._pymysql.MySQLError)
 
     def _renew_agent(self, thread_id: int) -> None:
         """Replace a connection that was killed or left mid-stream by a fresh one."""
-        kill_thread(self._admin, thread_id, self._pymysql.MySQLError)
+        fresh = self._agent_connection()
+        kill_thread(fresh, thread_id, self._pymysql.MySQLError)
         self._close_quietly(self._agent)
-        self._agent = self._agent_connection()
+        self._agent = fresh
 
     def _end_agent(self) -> None:
-        if self._agent is None:
-            return
-        agent, self._agent = self._agent, None
-        thread_id = agent.thread_id()
-        self._close_quietly(agent)
-        # a statement still running server-side would hold locks the drop waits for
-        kill_thread(self._admin, thread_id, self._pymysql.MySQLError)
+        """Close the agent's connection; the server then ends its session and locks at once."""
+        # it is idle here: a connection that overran was killed and renewed in `execute`
+        if self._agent is not None:
+            agent, self._agent = self._agent, None
+            self._close_quietly(agent)
 
     def _close_quietly(self, connection: Any) -> None:
         try:
