@@ -20,7 +20,9 @@ import pytest
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.envs.db.actions import answer_reply, operation_reply
+from lifelong_gym.envs.db.backends import make_backend
 from lifelong_gym.envs.db.backends.mysql import parse_url, quote
+from lifelong_gym.envs.db.tasks import ColumnInfo, TableInfo
 
 from ..envs.db_fixtures import task_file
 
@@ -449,3 +451,28 @@ def test_leftover_sweep_still_spares_live_owners(env, root, mysql_url, tasks):
     other.close()
     assert query(root, "SHOW DATABASES LIKE %s", (database.replace("_", "\\_"),))
     answer(env)
+
+
+@pytest.mark.timeout(60)
+def test_the_guard_lexes_strings_as_the_sessions_sql_mode_does(mysql_url, root):
+    """Under NO_BACKSLASH_ESCAPES, '\\' ends a string: what follows is code, and is checked."""
+    db = make_backend("mysql", mysql_url, sql_mode="NO_BACKSLASH_ESCAPES", statement_timeout=1)
+    try:
+        db.start(
+            TableInfo(name="t", column_info_list=[ColumnInfo(name="a", type="INT")], row_list=[])
+        )
+        # lexed with backslash escapes this is one string, then `lgym_probe`, then another
+        result = db.execute("SELECT '\\', GET_LOCK('lgym_probe', 0) -- '")
+        assert result.error and result.error.startswith("the statement was refused: GET_LOCK")
+        assert db.execute("SELECT 'a\\b'").rows == [("a\\b",)]
+    finally:
+        db.close()
+
+
+def test_the_server_refuses_two_statements_the_parser_let_through(env, root):
+    env.reset(options={"task_index": 12})
+    obs = backend(env).execute(f"SELECT 1; DELETE FROM {TABLE}")
+    assert obs.error is not None and "syntax" in obs.error
+    assert "tea" in run_sql(env, f"SELECT name FROM {TABLE}")
+    answer(env)
+    assert_next_tasks_clean(env, root)
