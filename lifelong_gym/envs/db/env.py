@@ -114,7 +114,7 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
             )
         if isinstance(parsed, Answer):
             return Interaction("", done=True)
-        return Interaction(format_result(self.backend.execute(parsed.sql), self.backend.max_rows))
+        return Interaction(format_result(self.backend.execute(parsed.sql)))
 
     tool_schemas = TOOLS
 
@@ -164,14 +164,14 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
         self.backend.discard()
 
 
-def format_result(result: StatementResult, max_rows: int) -> str:
+def format_result(result: StatementResult) -> str:
     """A statement's result as the agent sees it."""
     if result.error is not None:
         return f"Error: {result.error}"
     rows = [tuple(plain_value(v) for v in row) for row in result.rows or []]
     text = repr(rows)
-    if result.more_rows:
-        text += f"\n[only the first {max_rows} rows are shown]"
+    if result.more_rows:  # a back-end may stop before max_rows when the values are huge
+        text += f"\n[only the first {len(rows)} rows are shown]"
     return text
 
 
