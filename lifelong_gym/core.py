@@ -10,6 +10,7 @@ from typing import Any, ClassVar, Generic
 
 import gymnasium as gym
 
+from lifelong_gym.errors import EnvArgumentError
 from lifelong_gym.metrics import LifelongMetrics, compute_metrics
 from lifelong_gym.session import EvaluationOutcome, Role, Session, SessionStatus
 from lifelong_gym.spaces import UnicodeText
@@ -20,6 +21,9 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_OBSERVATION_LENGTH = 16_000
 DEFAULT_MAX_ACTION_LENGTH = 100_000
+# "binary": 1.0 for a correct task, else 0.0 (the benchmark's); "partial": a wrong task
+# earns its partial credit (the environment's `partial_credit` detail) instead of 0.0.
+REWARDS: tuple[str, ...] = ("binary", "partial")
 
 
 @dataclass
@@ -51,6 +55,8 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 1}
+    # the key of the evaluation details holding partial credit in [0, 1]; None: none exists
+    partial_credit: ClassVar[str | None] = None
 
     def __init__(
         self,
@@ -60,12 +66,18 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
         max_observation_length: int = DEFAULT_MAX_OBSERVATION_LENGTH,
         max_action_length: int = DEFAULT_MAX_ACTION_LENGTH,
         render_mode: str | None = None,
+        reward: str = "binary",
     ):
+        if reward not in REWARDS:
+            raise EnvArgumentError(
+                f"reward must be one of {', '.join(map(repr, REWARDS))}; got {reward!r}"
+            )
         if max_turns < 1:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
         self.tasks = tasks
+        self.reward_mode = reward
         self.max_turns = max_turns
         self.max_observation_length = max_observation_length
         self.render_mode = render_mode
@@ -155,7 +167,7 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
             self._release_task()
         session.outcome = evaluation.outcome
         session.details.update(evaluation.details)
-        session.reward = 1.0 if evaluation.outcome == EvaluationOutcome.CORRECT else 0.0
+        session.reward = self._reward(evaluation)
         return session
 
     def calculate_metric(self, sessions: Sequence[Session]) -> LifelongMetrics:
@@ -211,6 +223,14 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
             info["outcome"] = session.outcome.value
             info.update(session.details)
         return info
+
+    def _reward(self, evaluation: Evaluation) -> float:
+        if evaluation.outcome == EvaluationOutcome.CORRECT:
+            return 1.0
+        if self.reward_mode == "partial" and self.partial_credit is not None:
+            credit = float(evaluation.details.get(self.partial_credit, 0.0))
+            return min(max(credit, 0.0), 1.0)
+        return 0.0
 
     def _fit(self, text: str) -> str:
         return truncate_middle(text, self.max_observation_length)

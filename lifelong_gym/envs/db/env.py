@@ -39,8 +39,12 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
     note when there were more), or the database's error message.
 
     ## Rewards
-    1.0 when the finished task is correct, else 0.0. `info["outcome"]` and
-    `info["status"]` hold the benchmark's evaluation outcome and session status.
+    Given on the step that ends the task. With `reward="binary"` (default, the
+    benchmark's) 1.0 when the finished task is correct, else 0.0. With `reward="partial"`
+    a wrong answer to a query earns its row overlap (`info["row_overlap"]`: the rows the
+    answer shares with the truth, in any order, over the longer of the two) and a wrong
+    write task 0.0. `info["outcome"]` and `info["status"]` hold the benchmark's evaluation
+    outcome and session status.
 
     ## Episode End
     Terminated when the agent answers or sends a reply in neither format
@@ -53,10 +57,13 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
     - `backend`: `"sqlite"` (embedded, default) or `"mysql"` with `url="mysql://user:pw@host:port"`.
     - `max_turns` (3), `statement_timeout` seconds (5), `max_rows` shown (1000),
       `max_observation_length` characters (16,000).
+    - `reward`: `"binary"` (default) or `"partial"` (see Rewards).
 
     ## Version History
     - v0: initial release.
     """
+
+    partial_credit = "row_overlap"
 
     def __init__(
         self,

@@ -44,6 +44,7 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
 
     ## Rewards
     1.0 when the finished task is correct, else 0.0, given on the step that ends it.
+    An evaluation script passes or fails, so `reward="partial"` gives the same 0/1.
 
     ## Episode End
     Terminated on `finish`, `answer` or an unparsable reply; truncated after `max_turns`
@@ -61,6 +62,7 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
     - `restrict_commands`: allow only the benchmark's 29 commands plus shell builtins.
     - `network`: give containers a network (off by default).
     - `max_turns`, `render_mode`: as every environment of the suite.
+    - `reward`: `"binary"` (default) or `"partial"` (the same here; see Rewards).
 
     ## Version History
     - v0: initial version.
@@ -79,13 +81,14 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
         network: bool = False,
         max_turns: int = 5,
         render_mode: str | None = None,
+        reward: str = "binary",
     ):
         if shell not in ("persistent", "bash-c"):
             raise ValueError(f"shell must be 'persistent' or 'bash-c', got {shell!r}")
         if command_timeout <= 0:
             raise ValueError(f"command_timeout must be positive, got {command_timeout}")
         task_set = tasks if isinstance(tasks, TaskSet) else load_os_tasks(tasks)
-        super().__init__(task_set, max_turns=max_turns, render_mode=render_mode)
+        super().__init__(task_set, max_turns=max_turns, render_mode=render_mode, reward=reward)
         self.mode = Mode.PERSISTENT if shell == "persistent" else Mode.BASH_C
         self.command_timeout = command_timeout
         self.max_output_length = max_output_length
