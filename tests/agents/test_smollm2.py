@@ -27,7 +27,9 @@ PLAYED = {
 @pytest.fixture(scope="session")
 def smollm2_pool(smollm2_path: Path) -> ModelPool:
     """SmolLM2 loaded once for every test of the session (about 30 s on two cores)."""
-    pool = ModelPool([{"name": "smollm2", "backend": "hf", "path": "smollm2", "max_new_tokens": 24}])
+    pool = ModelPool(
+        [{"name": "smollm2", "backend": "hf", "path": "smollm2", "max_new_tokens": 24}]
+    )
     pool.load_all()
     return pool
 
