@@ -1,6 +1,10 @@
 """Generate the shipped KG: a seeded graph and questions answered by running their logical form.
 
 Usage: lifelong-gym generate kg [--seed 0] [--per-length 52] [--out DIR]
+    [--split train|validation|test] [--exclude FILE]
+
+The graph is made from `--seed` alone, so every split of one seed asks about one graph;
+the questions of a split are drawn from a seed derived from `--seed` and `--split`.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from lifelong_gym.envs.kg.backends import OxigraphBackend
 from lifelong_gym.envs.kg.sexpr import SExpr, dump_sexpr, parse_action, sexpr_to_actions
 from lifelong_gym.envs.kg.sparql import count_query, entities_query
 from lifelong_gym.envs.kg.synthetic_graph import RELATIONS, Graph, build_graph, write_ntriples
+from lifelong_gym.splits import add_split_arguments, split_options, text_key
 from lifelong_gym.tasks import DATA_DIR
 
 MAX_ANSWERS = 25  # list questions with more answers than this are not asked
@@ -136,17 +141,31 @@ class QuestionMaker:
         return sorted(set(self.store.select(entities_query(expr, 100_000))))
 
 
-def generate(seed: int, per_length: int, out: Path, scale: float = 1.0) -> tuple[int, int]:
-    """Write graph.nt.gz, default.jsonl and default.order.json into `out`."""
+def generate(
+    seed: int,
+    per_length: int,
+    out: Path,
+    scale: float = 1.0,
+    *,
+    question_seed: int | None = None,
+    name: str = "default",
+    exclude: frozenset[str] = frozenset(),
+) -> tuple[int, int]:
+    """Write graph.nt.gz (from `seed`), `name`.jsonl and `name`.order.json into `out`.
+
+    Questions are drawn from `question_seed` (default `seed`); none repeats another's text
+    or one of `exclude`.
+    """
     out.mkdir(parents=True, exist_ok=True)
     graph = build_graph(seed, scale)
     graph_path = out / "graph.nt.gz"
     triples = write_ntriples(graph, graph_path)
-    rng = random.Random(seed + 1)
+    rng = random.Random((seed if question_seed is None else question_seed) + 1)
     store = OxigraphBackend(graph_path, timeout=60)
     maker = QuestionMaker(graph, store, rng)
     records: list[dict[str, Any]] = []
     seen: set[str] = set()
+    texts = set(exclude)
     for length, shapes in SHAPES.items():
         made, tries = 0, 0
         while made < per_length:
@@ -156,18 +175,21 @@ def generate(seed: int, per_length: int, out: Path, scale: float = 1.0) -> tuple
             record = maker.make(*rng.choice(shapes))
             if record is None or record["s_expression"] in seen:
                 continue
+            if text_key(record["question"]) in texts:
+                continue
             assert len(record["action_list"]) == length
             seen.add(record["s_expression"])
+            texts.add(text_key(record["question"]))
             record = {"sample_index": len(records), "qid": f"synthetic-{len(records)}"} | record
             records.append(record | {"source": f"lifelong-gym synthetic graph, seed {seed}"})
             made += 1
     store.close()
-    with (out / "default.jsonl").open("w", encoding="utf-8") as handle:
+    with (out / f"{name}.jsonl").open("w", encoding="utf-8") as handle:
         for record in records:
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
     order = list(range(len(records)))
     rng.shuffle(order)
-    (out / "default.order.json").write_text(json.dumps(order) + "\n")
+    (out / f"{name}.order.json").write_text(json.dumps(order) + "\n")
     return triples, len(records)
 
 
@@ -178,8 +200,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--per-length", type=int, default=52, help="questions per length 2..9")
     parser.add_argument("--scale", type=float, default=1.0, help="entity counts multiplier")
     parser.add_argument("--out", type=Path, default=DATA_DIR / "kg")
+    add_split_arguments(parser)
     args = parser.parse_args(argv)
-    triples, questions = generate(args.seed, args.per_length, args.out, args.scale)
+    question_seed, exclude = split_options(parser, args)
+    triples, questions = generate(
+        args.seed,
+        args.per_length,
+        args.out,
+        args.scale,
+        question_seed=question_seed,
+        name=args.split or "default",
+        exclude=exclude,
+    )
     print(f"wrote {triples} triples and {questions} questions to {args.out}")
 
 

@@ -24,12 +24,20 @@ from lifelong_gym.envs.os.sandbox import ContainerPool
 from lifelong_gym.envs.os.shell import Mode
 from lifelong_gym.envs.os.tasks import SKILLS, OSTask, ScriptItem
 from lifelong_gym.envs.os.templates import TEMPLATES
+from lifelong_gym.splits import add_split_arguments, split_options, text_key
 
 MIN_PER_SKILL = 10
 
 
-def generate_tasks(count: int, seed: int, *, min_per_skill: int = MIN_PER_SKILL) -> list[OSTask]:
-    """Draw `count` distinct tasks; the least covered skill picks the next template."""
+def generate_tasks(
+    count: int,
+    seed: int,
+    *,
+    min_per_skill: int = MIN_PER_SKILL,
+    exclude: frozenset[str] = frozenset(),
+) -> list[OSTask]:
+    """Draw `count` distinct tasks, none with an instruction in `exclude`; the least
+    covered skill picks the next template."""
     missing = set(SKILLS) - {s for skills, _ in TEMPLATES.values() for s in skills}
     if missing:
         raise RuntimeError(f"no template covers the skills {sorted(missing)}")
@@ -38,18 +46,20 @@ def generate_tasks(count: int, seed: int, *, min_per_skill: int = MIN_PER_SKILL)
     rng = random.Random(seed)
     covered: Counter[str] = Counter()
     tasks: list[OSTask] = []
-    seen: set[str] = set()
+    seen: set[str] = set(exclude)
     names = sorted(TEMPLATES)
-    while len(tasks) < count:
+    for _ in range(count * 1000):
+        if len(tasks) == count:
+            return tasks
         lowest = min(covered[s] for s in SKILLS)
         needy = sorted(s for s in SKILLS if covered[s] == lowest)
         skill = rng.choice(needy)
         name = rng.choice([n for n in names if skill in TEMPLATES[n][0]])
         skills, make = TEMPLATES[name]
         draft = make(rng)
-        if draft.instruction in seen:
+        if text_key(draft.instruction) in seen:
             continue
-        seen.add(draft.instruction)
+        seen.add(text_key(draft.instruction))
         covered.update(skills)
         tasks.append(
             OSTask(
@@ -61,7 +71,7 @@ def generate_tasks(count: int, seed: int, *, min_per_skill: int = MIN_PER_SKILL)
                 ground_truth=ScriptItem(script=draft.solution),
             )
         )
-    return tasks
+    raise RuntimeError(f"made only {len(tasks)} of {count} tasks with instructions not yet taken")
 
 
 def verify_task(pool: ContainerPool, task: OSTask) -> str | None:
@@ -118,18 +128,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--count", type=int, default=300)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", type=Path, default=Path("lifelong_gym/data/os"))
-    parser.add_argument("--name", default="default")
+    parser.add_argument("--name", help="file stem (default: the --split, else default)")
     parser.add_argument("--image", default="lifelong-gym/os:latest")
     parser.add_argument("--no-verify", action="store_true", help="skip the container check")
+    add_split_arguments(parser)
     args = parser.parse_args(argv)
-    tasks = generate_tasks(args.count, args.seed)
+    seed, exclude = split_options(parser, args)
+    tasks = generate_tasks(args.count, seed, exclude=exclude)
     if not args.no_verify:
         problems = verify_tasks(tasks, args.image)
         if problems:
             for index, problem in sorted(problems.items()):
                 print(f"task {index}: {problem}", file=sys.stderr)
             return 1
-    path = write_task_set(tasks, args.output, args.name, args.seed)
+    path = write_task_set(tasks, args.output, args.name or args.split or "default", seed)
     coverage = Counter(s for t in tasks for s in t.skills)
     print(f"wrote {len(tasks)} tasks to {path}; fewest per skill: {min(coverage.values())}")
     return 0

@@ -8,6 +8,8 @@ import logging
 import sys
 from pathlib import Path
 
+from lifelong_gym.splits import add_split_arguments, split_options
+
 from ..backends import BackendError, make_backend
 from ..tasks import to_record
 from . import MIN_PER_SKILL, generate_tasks, sample_order, skill_counts
@@ -26,7 +28,9 @@ def main(argv: list[str] | None = None) -> int:
         default=DEFAULT_MYSQL,
         help=f"server whose results every task must match ({DEFAULT_MYSQL}); '' for none",
     )
+    add_split_arguments(parser)
     args = parser.parse_args(argv)
+    seed, exclude = split_options(parser, args)
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     if args.out.suffix != ".jsonl":
         parser.error(f"--out {args.out} must end in .jsonl")
@@ -37,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         except BackendError as error:
             print(f"not checking on MySQL: {error}", file=sys.stderr)
     try:
-        tasks = generate_tasks(args.count, args.seed, check=check)
+        tasks = generate_tasks(args.count, seed, check=check, exclude=exclude)
     finally:
         if check is not None:
             check.close()
@@ -46,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         for task in tasks:
             handle.write(json.dumps(to_record(task), ensure_ascii=False) + "\n")
     order_path = args.out.with_suffix(".order.json")
-    order_path.write_text(json.dumps(sample_order([t.index for t in tasks], args.seed)) + "\n")
+    order_path.write_text(json.dumps(sample_order([t.index for t in tasks], seed)) + "\n")
     counts = skill_counts(tasks)
     for skill, count in counts.items():
         flag = "" if count >= MIN_PER_SKILL else f"  (fewer than {MIN_PER_SKILL})"
