@@ -63,7 +63,7 @@ def test_smollm2_has_a_real_chat_template(smollm2_pool: ModelPool):
 
 def test_smollm2_runs_db_tasks_end_to_end(smollm2_pool: ModelPool, tmp_path: Path):
     envs = [
-        gym.make("LifelongDB-v0", tasks=str(task_file(tmp_path)), backend="sqlite")
+        gym.make("LifelongDB-v0", tasks=str(task_file(tmp_path)), backend="sqlite", max_turns=2)
         for _ in range(2)
     ]
     try:
@@ -79,7 +79,3 @@ def test_smollm2_runs_db_tasks_end_to_end(smollm2_pool: ModelPool, tmp_path: Pat
         assert info["outcome"] in {"correct", "incorrect"}, info
         replies = [m.content for m in session.chat_history if m.role == Role.AGENT]
         assert replies and all(any(c.isalpha() for c in reply) for reply in replies), replies
-    # greedy decoding: the same history gives the same reply
-    history = [{"role": "user", "content": sessions[0].chat_history[0].content}]
-    model = smollm2_pool.get("smollm2")
-    assert model.generate([history]) == model.generate([history])
