@@ -6,7 +6,7 @@ import logging
 from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic
+from typing import Any, ClassVar, Generic, Protocol
 
 import gymnasium as gym
 
@@ -33,6 +33,31 @@ class Interaction:
     observation: str
     done: bool = False
     status: SessionStatus = SessionStatus.COMPLETED
+
+
+@dataclass(frozen=True)
+class InvalidReply:
+    """A reply in none of the environment's action formats; `reason` tells the agent why."""
+
+    reason: str
+
+
+class ParsedAction(Protocol):
+    """What an environment's parser makes of a valid reply."""
+
+    def key(self) -> str:
+        """One spelling for actions that do the same thing (the voting key)."""
+
+
+@dataclass(frozen=True)
+class TextAction:
+    """The reply itself, for environments without an action format of their own."""
+
+    text: str
+
+    def key(self) -> str:
+        """The text with its white space folded."""
+        return " ".join(self.text.split())
 
 
 @dataclass
@@ -73,9 +98,9 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
                 f"reward must be one of {', '.join(map(repr, REWARDS))}; got {reward!r}"
             )
         if max_turns < 1:
-            raise ValueError(f"max_turns must be at least 1, got {max_turns}")
+            raise EnvArgumentError(f"max_turns must be at least 1, got {max_turns}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
+            raise EnvArgumentError(f"render_mode must be one of {self.metadata['render_modes']}")
         self.tasks = tasks
         self.reward_mode = reward
         self.max_turns = max_turns
@@ -131,7 +156,7 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
             session.status = SessionStatus.TASK_LIMIT_REACHED
         if terminated or truncated:
             self.complete()
-        return observation, session.reward, terminated, truncated, self._info()
+        return observation, session.reward, terminated, truncated, self.task_info()
 
     def close(self) -> None:
         """Abandon the task in flight and free the back-end; safe to call twice."""
@@ -170,16 +195,35 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
         session.reward = self._reward(evaluation)
         return session
 
+    def end_task(self, status: SessionStatus, error: str = "") -> Session:
+        """Stop the running task with `status` and score it as it stands.
+
+        For ends that come from outside the environment: Gymnasium's `TimeLimit`
+        (`status=TASK_LIMIT_REACHED`), a runner that stops a session, a failing agent.
+        """
+        session = self.session
+        assert session is not None and not session.finished, "end_task() needs a running task"
+        session.status = status
+        if error:
+            session.error = session.error or error
+        return self.complete()
+
     def calculate_metric(self, sessions: Sequence[Session]) -> LifelongMetrics:
         """Overall, per-status and per-skill success over finished sessions."""
         return compute_metrics(sessions)
 
-    def normalize_action(self, reply: str) -> str | None:
-        """A key equal for replies that do the same thing (for voting); None if invalid.
+    def parse_action(self, reply: str) -> ParsedAction | InvalidReply:
+        """The action a reply asks for, or why it asks for none (the environment's parser).
 
-        This default folds white space; environments override it with their parser.
+        This default takes the reply's text as it is; environments override it.
         """
-        return " ".join(reply.split()) or None
+        text = TextAction(reply)
+        return text if text.key() else InvalidReply("the reply is empty")
+
+    def normalize_action(self, reply: str) -> str | None:
+        """A key equal for replies that do the same thing (for voting); None if invalid."""
+        parsed = self.parse_action(reply)
+        return None if isinstance(parsed, InvalidReply) else parsed.key()
 
     @abstractmethod
     def release(self) -> None:
@@ -210,7 +254,8 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
         position = int(self.np_random.integers(len(self.tasks)))
         return self.tasks.indices[position]
 
-    def _info(self) -> dict[str, Any]:
+    def task_info(self) -> dict[str, Any]:
+        """The `info` of the current task as `step` returns it (status and outcome once ended)."""
         session = self.session
         assert session is not None
         info: dict[str, Any] = {

@@ -3,39 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import gymnasium as gym
-import numpy as np
 from gymnasium.utils import RecordConstructorArgs
 
 from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics, compute_metrics
-from lifelong_gym.session import EvaluationOutcome, Session
-from lifelong_gym.tasks import TaskSet, curriculum_order, shard_order
-
-OrderName = Literal["sample", "shuffled", "curriculum"]
-ORDERS: tuple[str, ...] = ("sample", "shuffled", "curriculum")
-
-
-def task_order(
-    tasks: TaskSet,
-    order: str = "sample",
-    seed: int | None = None,
-    stages: Sequence[Sequence[str]] | None = None,
-) -> list[int]:
-    """The sample indices of a lifelong run: the set's sample order, a seeded permutation,
-    or a curriculum easy to hard (`curriculum_order`: by `stages` of skills, else by the
-    number of skills; ties shuffled with `seed`)."""
-    if order == "sample":
-        return list(tasks.order)
-    if order == "shuffled":
-        if seed is None:
-            raise ValueError('order="shuffled" needs a seed so that a run can be repeated')
-        permutation = np.random.default_rng(seed).permutation(len(tasks.order))
-        return [tasks.order[int(i)] for i in permutation]
-    if order == "curriculum":
-        return curriculum_order(tasks, stages, seed)
-    raise ValueError(f"order must be one of {', '.join(ORDERS)}; got {order!r}")
+from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
+from lifelong_gym.tasks import OrderName, shard_order, task_order
 
 
 class LifelongTaskSequence(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
@@ -107,9 +82,14 @@ class LifelongTaskSequence(gym.Wrapper[str, str, str, str], RecordConstructorArg
         """Step the inner environment; record the session when the episode ends."""
         observation, reward, terminated, truncated, info = self.env.step(action)
         if terminated or truncated:
-            session = self.env.unwrapped.session
-            if session is not None:
-                self._record(session)
+            env = self.env.unwrapped
+            if env.session is not None and not env.session.finished:
+                # truncated from outside (Gymnasium's TimeLimit): score the task all the same
+                env.end_task(SessionStatus.TASK_LIMIT_REACHED)
+                reward = env.session.reward
+                info = {**info, **env.task_info()}
+            if env.session is not None:
+                self._record(env.session)
             info["lifelong"] = self.running_figures()
         return observation, reward, terminated, truncated, info
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lifelong_gym.core import Evaluation, Interaction, LifelongEnv
+from lifelong_gym.core import Evaluation, Interaction, InvalidReply, LifelongEnv
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
 from lifelong_gym.tasks import TaskSet
 
-from .actions import Answer, Invalid, canonical_sql, parse_reply
+from .actions import Action, Answer, parse_reply
 from .answer import parse_answer, row_overlap, rows_match
 from .backends import DatabaseBackend, StatementResult, make_backend
 from .backends.base import DEFAULT_MAX_ROWS, DEFAULT_STATEMENT_TIMEOUT, plain_value
@@ -46,6 +46,11 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
     write task 0.0. `info["outcome"]` and `info["status"]` hold the benchmark's evaluation
     outcome and session status.
 
+    ## Starting State
+    `reset` creates the task's table (a fresh database on the back-end) and returns the
+    instructions, a worked example and the task as one message. Without
+    `options={"task_index": i}` the task is drawn from the seeded `np_random`.
+
     ## Episode End
     Terminated when the agent answers or sends a reply in neither format
     (`agent_validation_failed`); truncated after `max_turns` replies (`task_limit_reached`).
@@ -58,6 +63,24 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
     - `max_turns` (3), `statement_timeout` seconds (5), `max_rows` shown (1000),
       `max_observation_length` characters (16,000).
     - `reward`: `"binary"` (default) or `"partial"` (see Rewards).
+
+    ## Example
+    >>> import gymnasium as gym
+    >>> import lifelong_gym
+    >>> gym.register_envs(lifelong_gym)
+    >>> env = gym.make("LifelongDB-v0")
+    >>> obs, info = env.reset(options={"task_index": 0})
+    >>> sorted(info)
+    ['skills', 'task_index']
+    >>> obs, reward, terminated, truncated, info = env.step(
+    ...     "Action: Operation\\n```sql\\nSELECT 1\\n```"
+    ... )
+    >>> obs, reward, terminated
+    ('[(1,)]', 0.0, False)
+    >>> obs, reward, terminated, truncated, info = env.step("Action: Answer\\nFinal Answer: []")
+    >>> terminated, info["status"], info["outcome"], reward
+    (True, 'completed', 'incorrect', 0.0)
+    >>> env.close()
 
     ## Version History
     - v0: initial release.
@@ -86,7 +109,7 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
     def interact(self, action: str) -> Interaction:
         """Run the reply's statement, or finish on its answer; invalid replies end the task."""
         parsed = parse_reply(action)
-        if isinstance(parsed, Invalid):
+        if isinstance(parsed, InvalidReply):
             return Interaction(
                 f"Invalid reply: {parsed.reason}.",
                 done=True,
@@ -96,14 +119,9 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
             return Interaction("", done=True)
         return Interaction(format_result(self.backend.execute(parsed.sql), self.backend.max_rows))
 
-    def normalize_action(self, reply: str) -> str | None:
-        """SQL in sqlglot's canonical MySQL form, or the answer with white space folded."""
-        parsed = parse_reply(reply)
-        if isinstance(parsed, Invalid):
-            return None
-        if isinstance(parsed, Answer):
-            return "answer: " + " ".join(parsed.text.split())
-        return "sql: " + canonical_sql(parsed.sql)
+    def parse_action(self, reply: str) -> Action:
+        """An operation (one SQL statement), an answer, or why the reply is invalid."""
+        return parse_reply(reply)
 
     def release(self) -> None:
         """Close the back-end's connections and drop what it made."""

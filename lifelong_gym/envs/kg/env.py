@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lifelong_gym.core import DEFAULT_MAX_OBSERVATION_LENGTH, Evaluation, Interaction, LifelongEnv
+from lifelong_gym.core import (
+    DEFAULT_MAX_OBSERVATION_LENGTH,
+    Evaluation,
+    Interaction,
+    InvalidReply,
+    LifelongEnv,
+)
 from lifelong_gym.envs.kg.actions import (
-    ARITY,
     ActionError,
     ActionExecutor,
     FinalAnswer,
@@ -20,7 +25,9 @@ from lifelong_gym.envs.kg.backends import (
     SparqlEndpointBackend,
 )
 from lifelong_gym.envs.kg.prompt import opening_prompt
+from lifelong_gym.envs.kg.sexpr import ActionCall
 from lifelong_gym.envs.kg.task import KGTask, kg_task_from_record
+from lifelong_gym.errors import EnvArgumentError
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
 from lifelong_gym.tasks import TaskSet, load_task_set
 
@@ -63,6 +70,11 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
     (`info["f1"]`; 0.0 without a final answer). `info` holds `f1`, `precision`, `recall`
     and `executed` (one flag per action).
 
+    ## Starting State
+    `reset` returns the instructions and the task (question and entity ids) as one
+    message; no variable exists yet. Without `options={"task_index": i}` the task is drawn
+    from the seeded `np_random`.
+
     ## Episode End
     Terminated on the final answer, an unparsable reply, or a store failure
     (`task_environment_error`); truncated after `max_turns` replies
@@ -81,6 +93,22 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
       `None` runs every query unguarded (faster on the embedded store; trusted agents only).
     - `reward`: `"binary"` (default) or `"partial"` (see Rewards).
     - `max_observation_length`, `render_mode` (`"ansi"`).
+
+    ## Example
+    >>> import gymnasium as gym
+    >>> import lifelong_gym
+    >>> gym.register_envs(lifelong_gym)
+    >>> env = gym.make("LifelongKG-v0")
+    >>> obs, info = env.reset(options={"task_index": 0})
+    >>> "Question:" in obs
+    True
+    >>> obs, reward, terminated, truncated, info = env.step("Action: count(#0)")
+    >>> obs, terminated
+    ('Error: there is no variable #0 (variables made: none yet)', False)
+    >>> obs, reward, terminated, truncated, info = env.step("I do not know.")
+    >>> terminated, info["status"], reward
+    (True, 'agent_validation_failed', 0.0)
+    >>> env.close()
 
     ## Version History
     - v0: first version.
@@ -111,31 +139,25 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
             reward=reward,
         )
         if max_results < 1:
-            raise ValueError(f"max_results must be at least 1, got {max_results}")
+            raise EnvArgumentError(f"max_results must be at least 1, got {max_results}")
         self.max_results = max_results
         self.backend = make_backend(backend, url=url, graph=graph, timeout=query_timeout)
         self._executor: ActionExecutor | None = None
         self._executed: list[bool] = []
         self._answer: tuple[str, ...] | None = None
 
-    def normalize_action(self, reply: str) -> str | None:
-        """The parsed action (`name(arg, ...)`) or final answer; None for no valid action."""
-        parsed = parse_reply(reply)
-        if isinstance(parsed, FinalAnswer):
-            return f"Final Answer: {parsed.target.strip()}"
-        if parsed is None or ARITY.get(parsed.name) != len(parsed.args):
-            return None
-        return str(parsed)
+    def parse_action(self, reply: str) -> ActionCall | FinalAnswer | InvalidReply:
+        """An action call, the final answer, or why the reply holds neither."""
+        return parse_reply(reply)
 
     def interact(self, action: str) -> Interaction:
         """Run the reply's action, or take its final answer."""
         executor = self._executor
         assert executor is not None, "interact() needs a started task"
         parsed = parse_reply(action)
-        if parsed is None:
+        if isinstance(parsed, InvalidReply):
             return Interaction(
-                "Your reply holds no action: write one line `Action: name(arguments)` "
-                "or `Final Answer: #N`.",
+                f"Invalid reply: {parsed.reason}.",
                 done=True,
                 status=SessionStatus.AGENT_VALIDATION_FAILED,
             )
@@ -198,13 +220,13 @@ def make_backend(
     """The store named by the environment's `backend` argument."""
     if backend == "oxigraph":
         if url is not None:
-            raise ValueError("url= is for backend='sparql'; the embedded store reads graph=")
+            raise EnvArgumentError("url= is for backend='sparql'; the embedded store reads graph=")
         return OxigraphBackend(graph, timeout=timeout)
     if backend == "sparql":
         if graph is not None:
-            raise ValueError(
+            raise EnvArgumentError(
                 "graph= is for the embedded store (backend='oxigraph'); load the file into "
                 "your endpoint instead"
             )
         return SparqlEndpointBackend(url, timeout=timeout)
-    raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    raise EnvArgumentError(f"backend must be one of {BACKENDS}, got {backend!r}")
