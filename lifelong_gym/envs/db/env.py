@@ -40,8 +40,12 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
     note when there were more), or the database's error message.
 
     ## Rewards
-    1.0 when the finished task is correct, else 0.0. `info["outcome"]` and
-    `info["status"]` hold the benchmark's evaluation outcome and session status.
+    Given on the step that ends the task. With `reward="binary"` (default, the
+    benchmark's) 1.0 when the finished task is correct, else 0.0. With `reward="partial"`
+    a wrong answer to a query earns its row overlap (`info["row_overlap"]`: the rows the
+    answer shares with the truth, in any order, over the longer of the two) and a wrong
+    write task 0.0. `info["outcome"]` and `info["status"]` hold the benchmark's evaluation
+    outcome and session status.
 
     ## Starting State
     `reset` creates the task's table (a fresh database on the back-end) and returns the
@@ -62,6 +66,7 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
     - `action_format`: `"text"` (the benchmark's reply format, default) or `"tools"`
       (native tool calls: `env.unwrapped.tools` lists the function schemas; `step` takes
       an OpenAI assistant message in JSON or `<tool_call>{...}</tool_call>` markup).
+    - `reward`: `"binary"` (default) or `"partial"` (see Rewards).
 
     ## Example
     >>> import gymnasium as gym
@@ -84,6 +89,8 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
     ## Version History
     - v0: initial release.
     """
+
+    partial_credit = "row_overlap"
 
     def __init__(
         self,

@@ -67,8 +67,11 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
     new variable and its size, or an error message. Empty after the final answer.
 
     ## Rewards
-    1.0 when the final answer's set equals the task's answer set exactly, else 0.0.
-    `info` holds `f1`, `precision`, `recall` and `executed` (one flag per action).
+    Given on the step that ends the task. With `reward="binary"` (default, the
+    benchmark's) 1.0 when the final answer's set equals the task's answer set exactly,
+    else 0.0. With `reward="partial"` a wrong answer earns its F1 against the answer set
+    (`info["f1"]`; 0.0 without a final answer). `info` holds `f1`, `precision`, `recall`
+    and `executed` (one flag per action).
 
     ## Starting State
     `reset` returns the instructions and the task (question and entity ids) as one
@@ -91,6 +94,7 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
     - `max_results`: entities or relations kept per action (larger results are cut).
     - `query_timeout`: seconds a query may run before the agent is told it timed out;
       `None` runs every query unguarded (faster on the embedded store; trusted agents only).
+    - `reward`: `"binary"` (default) or `"partial"` (see Rewards).
     - `max_observation_length`, `render_mode` (`"ansi"`).
     - `action_format`: `"text"` (the benchmark's reply format, default) or `"tools"`
       (native tool calls: `env.unwrapped.tools` lists the function schemas; `step` takes
@@ -116,7 +120,7 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
     - v0: first version.
     """
 
-    # Gymnasium's checker asks for a frame rate even for text rendering.
+    partial_credit = "f1"
 
     def __init__(
         self,
@@ -131,6 +135,7 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
         max_observation_length: int = DEFAULT_MAX_OBSERVATION_LENGTH,
         render_mode: str | None = None,
         action_format: str = "text",
+        reward: str = "binary",
     ):
         task_set = tasks if isinstance(tasks, TaskSet) else load_kg_tasks(tasks)
         super().__init__(
@@ -139,6 +144,7 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
             max_observation_length=max_observation_length,
             render_mode=render_mode,
             action_format=action_format,
+            reward=reward,
         )
         if max_results < 1:
             raise EnvArgumentError(f"max_results must be at least 1, got {max_results}")

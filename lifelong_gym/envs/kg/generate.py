@@ -1,6 +1,11 @@
 """Generate the shipped KG: a seeded graph and questions answered by running their logical form.
 
 Usage: lifelong-gym generate kg [--seed 0] [--per-length 52] [--output DIR]
+    [--split train|validation|test] [--exclude FILE]
+
+The graph is made from `--seed` alone, so every split of one seed asks about one graph
+(`graph.nt.gz` beside the splits); the questions of a split are drawn from a seed derived
+from `--seed` and `--split`.
 """
 
 from __future__ import annotations
@@ -20,9 +25,11 @@ from lifelong_gym.generation import (
     TASKS_SUFFIX,
     generator_parser,
     progress_bar,
+    set_name,
     task_file,
     write_task_set,
 )
+from lifelong_gym.splits import split_options, text_key
 
 MAX_ANSWERS = 25  # list questions with more answers than this are not asked
 # Shapes of logical form by the length of their action list (2..9).
@@ -141,21 +148,37 @@ class QuestionMaker:
         return sorted(set(self.store.select(entities_query(expr, 100_000))))
 
 
-def graph_file(tasks_path: Path) -> Path:
-    """The graph written beside a task file: `graph.nt.gz` for the default set, else NAME's."""
+def graph_file(tasks_path: Path, shared: bool = False) -> Path:
+    """The graph written beside a task file: `graph.nt.gz` for the default set and for
+    splits (which share their seed's graph), else NAME's own."""
     name = tasks_path.name.removesuffix(TASKS_SUFFIX)
-    return tasks_path.with_name("graph.nt.gz" if name == DEFAULT_NAME else f"{name}.graph.nt.gz")
+    own = not shared and name != DEFAULT_NAME
+    return tasks_path.with_name(f"{name}.graph.nt.gz" if own else "graph.nt.gz")
 
 
-def generate(seed: int, per_length: int, path: Path, scale: float = 1.0) -> tuple[int, int]:
-    """Write the graph, the questions (`path`) and their order; return the counts of both."""
+def generate(
+    seed: int,
+    per_length: int,
+    path: Path,
+    scale: float = 1.0,
+    *,
+    question_seed: int | None = None,
+    exclude: frozenset[str] = frozenset(),
+    shared_graph: bool = False,
+) -> tuple[int, int]:
+    """Write the graph (from `seed`), the questions (`path`) and their order; return counts.
+
+    Questions are drawn from `question_seed` (default `seed`); none repeats another's text
+    or one of `exclude`.
+    """
     graph = build_graph(seed, scale)
-    graph_path = graph_file(path)
+    graph_path = graph_file(path, shared_graph)
     triples = write_ntriples(graph, graph_path)
-    rng = random.Random(seed + 1)
+    rng = random.Random((seed if question_seed is None else question_seed) + 1)
     store = OxigraphBackend(graph_path, timeout=60)
     try:
-        records = make_questions(QuestionMaker(graph, store, rng), seed, per_length)
+        maker = QuestionMaker(graph, store, rng)
+        records = make_questions(maker, seed, per_length, exclude)
     finally:
         store.close()
     order = list(range(len(records)))
@@ -164,11 +187,17 @@ def generate(seed: int, per_length: int, path: Path, scale: float = 1.0) -> tupl
     return triples, len(records)
 
 
-def make_questions(maker: QuestionMaker, seed: int, per_length: int) -> list[dict[str, Any]]:
-    """`per_length` distinct questions for every length of action list, 2 to 9."""
+def make_questions(
+    maker: QuestionMaker, seed: int, per_length: int, exclude: frozenset[str] = frozenset()
+) -> list[dict[str, Any]]:
+    """`per_length` distinct questions for every length of action list, 2 to 9.
+
+    No question repeats another's text or one of `exclude` (texts as `text_key` folds them).
+    """
     rng = maker.rng
     records: list[dict[str, Any]] = []
     seen: set[str] = set()
+    texts = set(exclude)
     with progress_bar(per_length * len(SHAPES), "kg questions") as bar:
         for length, shapes in SHAPES.items():
             made, tries = 0, 0
@@ -179,8 +208,11 @@ def make_questions(maker: QuestionMaker, seed: int, per_length: int) -> list[dic
                 record = maker.make(*rng.choice(shapes))
                 if record is None or record["s_expression"] in seen:
                     continue
+                if text_key(record["question"]) in texts:
+                    continue
                 assert len(record["action_list"]) == length
                 seen.add(record["s_expression"])
+                texts.add(text_key(record["question"]))
                 record = {"sample_index": len(records), "qid": f"synthetic-{len(records)}"} | record
                 records.append(record | {"source": f"lifelong-gym synthetic graph, seed {seed}"})
                 made += 1
@@ -194,9 +226,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-length", type=int, default=52, help="questions per length 2..9")
     parser.add_argument("--scale", type=float, default=1.0, help="entity counts multiplier")
     args = parser.parse_args(argv)
-    path = task_file(args.output, "kg", args.name)
-    triples, questions = generate(args.seed, args.per_length, path, args.scale)
-    graph_path = graph_file(path)
+    question_seed, exclude = split_options(parser, args)
+    name = set_name(args)
+    path = task_file(args.output, "kg", name)
+    triples, questions = generate(
+        args.seed,
+        args.per_length,
+        path,
+        args.scale,
+        question_seed=question_seed,
+        exclude=exclude,
+        shared_graph=args.split is not None,
+    )
+    graph_path = graph_file(path, shared=args.split is not None)
     print(f"wrote {triples} triples to {graph_path} and {questions} questions to {path}")
     print(f'use them: gym.make("LifelongKG-v0", tasks="{path}", graph="{graph_path}")')
     return 0

@@ -48,6 +48,7 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
 
     ## Rewards
     1.0 when the finished task is correct, else 0.0, given on the step that ends it.
+    An evaluation script passes or fails, so `reward="partial"` gives the same 0/1.
 
     ## Starting State
     `reset` takes a fresh container from the warm pool, runs the task's initialization
@@ -73,6 +74,7 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
     - `action_format`: `"text"` (the benchmark's reply format, default) or `"tools"`
       (native tool calls: `env.unwrapped.tools` lists the function schemas; `step` takes
       an OpenAI assistant message in JSON or `<tool_call>{...}</tool_call>` markup).
+    - `reward`: `"binary"` (default) or `"partial"` (the same here; see Rewards).
 
     ## Example
     (needs a Docker engine and the image: `lifelong-gym build-image os`)
@@ -108,6 +110,7 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
         max_turns: int = 5,
         render_mode: str | None = None,
         action_format: str = "text",
+        reward: str = "binary",
     ):
         if shell not in ("persistent", "bash-c"):
             raise EnvArgumentError(f"shell must be 'persistent' or 'bash-c', got {shell!r}")
@@ -115,7 +118,11 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
             raise EnvArgumentError(f"command_timeout must be positive, got {command_timeout}")
         task_set = tasks if isinstance(tasks, TaskSet) else load_os_tasks(tasks)
         super().__init__(
-            task_set, max_turns=max_turns, render_mode=render_mode, action_format=action_format
+            task_set,
+            max_turns=max_turns,
+            render_mode=render_mode,
+            action_format=action_format,
+            reward=reward,
         )
         self.mode = Mode.PERSISTENT if shell == "persistent" else Mode.BASH_C
         self.command_timeout = command_timeout

@@ -21,13 +21,27 @@ from lifelong_gym.envs.os.shell import Mode
 from lifelong_gym.envs.os.tasks import SKILLS, OSTask, ScriptItem
 from lifelong_gym.envs.os.templates import TEMPLATES
 from lifelong_gym.errors import ConfigError
-from lifelong_gym.generation import generator_parser, progress_bar, task_file, write_task_set
+from lifelong_gym.generation import (
+    generator_parser,
+    progress_bar,
+    set_name,
+    task_file,
+    write_task_set,
+)
+from lifelong_gym.splits import split_options, text_key
 
 MIN_PER_SKILL = 10
 
 
-def generate_tasks(count: int, seed: int, *, min_per_skill: int = MIN_PER_SKILL) -> list[OSTask]:
-    """Draw `count` distinct tasks; the least covered skill picks the next template."""
+def generate_tasks(
+    count: int,
+    seed: int,
+    *,
+    min_per_skill: int = MIN_PER_SKILL,
+    exclude: frozenset[str] = frozenset(),
+) -> list[OSTask]:
+    """Draw `count` distinct tasks, none with an instruction in `exclude`; the least
+    covered skill picks the next template."""
     missing = set(SKILLS) - {s for skills, _ in TEMPLATES.values() for s in skills}
     if missing:
         raise RuntimeError(f"no template covers the skills {sorted(missing)}")
@@ -36,18 +50,20 @@ def generate_tasks(count: int, seed: int, *, min_per_skill: int = MIN_PER_SKILL)
     rng = random.Random(seed)
     covered: Counter[str] = Counter()
     tasks: list[OSTask] = []
-    seen: set[str] = set()
+    seen: set[str] = set(exclude)
     names = sorted(TEMPLATES)
-    while len(tasks) < count:
+    for _ in range(count * 1000):
+        if len(tasks) == count:
+            return tasks
         lowest = min(covered[s] for s in SKILLS)
         needy = sorted(s for s in SKILLS if covered[s] == lowest)
         skill = rng.choice(needy)
         name = rng.choice([n for n in names if skill in TEMPLATES[n][0]])
         skills, make = TEMPLATES[name]
         draft = make(rng)
-        if draft.instruction in seen:
+        if text_key(draft.instruction) in seen:
             continue
-        seen.add(draft.instruction)
+        seen.add(text_key(draft.instruction))
         covered.update(skills)
         tasks.append(
             OSTask(
@@ -59,7 +75,7 @@ def generate_tasks(count: int, seed: int, *, min_per_skill: int = MIN_PER_SKILL)
                 ground_truth=ScriptItem(script=draft.solution),
             )
         )
-    return tasks
+    raise RuntimeError(f"made only {len(tasks)} of {count} tasks with instructions not yet taken")
 
 
 def verify_task(pool: ContainerPool, task: OSTask) -> str | None:
@@ -106,8 +122,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--image", default=DEFAULT_IMAGE, help=f"({DEFAULT_IMAGE})")
     parser.add_argument("--no-verify", action="store_true", help="skip the container check")
     args = parser.parse_args(argv)
-    path = task_file(args.output, "os", args.name)
-    tasks = generate_tasks(args.count, args.seed)
+    seed, exclude = split_options(parser, args)
+    name = set_name(args)
+    path = task_file(args.output, "os", name)
+    tasks = generate_tasks(args.count, seed, exclude=exclude)
     if not args.no_verify:
         problems = verify_tasks(tasks, args.image)
         if problems:
@@ -115,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"task {index}: {problem}", file=sys.stderr)
             return 1
     records = [task.model_dump(exclude_defaults=True) for task in tasks]
-    path, order_path = write_task_set(records, sample_order(tasks, args.seed), path)
+    path, order_path = write_task_set(records, sample_order(tasks, seed), path)
     coverage = Counter(s for t in tasks for s in t.skills)
     print(f"wrote {len(tasks)} tasks to {path} and the order to {order_path}")
     print(f"fewest tasks per skill: {min(coverage.values())}")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 import sys
 
-from lifelong_gym.generation import generator_parser, task_file, write_task_set
+from lifelong_gym.generation import generator_parser, set_name, task_file, write_task_set
+from lifelong_gym.splits import split_options
 
 from ..backends import BackendError, make_backend
 from ..tasks import to_record
@@ -24,8 +25,9 @@ def main(argv: list[str] | None = None) -> int:
         help=f"server whose results every task must match ({DEFAULT_MYSQL}); '' for none",
     )
     args = parser.parse_args(argv)
+    seed, exclude = split_options(parser, args)
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    path = task_file(args.output, "db", args.name)
+    path = task_file(args.output, "db", set_name(args))
     check = None
     if args.mysql:
         try:
@@ -33,11 +35,11 @@ def main(argv: list[str] | None = None) -> int:
         except BackendError as error:
             print(f"not checking on MySQL: {error}", file=sys.stderr)
     try:
-        tasks = generate_tasks(args.count, args.seed, check=check, progress=True)
+        tasks = generate_tasks(args.count, seed, check=check, exclude=exclude, progress=True)
     finally:
         if check is not None:
             check.close()
-    order = sample_order([task.index for task in tasks], args.seed)
+    order = sample_order([task.index for task in tasks], seed)
     path, order_path = write_task_set([to_record(task) for task in tasks], order, path)
     for skill, count in skill_counts(tasks).items():
         flag = "" if count >= MIN_PER_SKILL else f"  (fewer than {MIN_PER_SKILL})"
