@@ -93,16 +93,22 @@ def compare(runs: tuple[str, ...], plot_path: str | None) -> None:
     click.echo(f"wrote {plot_comparison(names, metrics, target)}")
 
 
+IMAGE_BUILDERS = {"os": "lifelong_gym.envs.os.image", "mysql": "lifelong_gym.envs.db.image"}
+
+
 @main.command("build-image")
-@click.argument("environment", type=click.Choice(["os"]))
-@click.option("--name", help="Image name (default lifelong-gym/os:latest).")
+@click.argument("environment", type=click.Choice(sorted(IMAGE_BUILDERS)))
+@click.option("--name", help="Image name (default lifelong-gym/ENVIRONMENT:latest).")
 @click.option("--suite", help="Debian suite (default bookworm).")
 @click.option("--mirror", help="Debian mirror URL (default deb.debian.org).")
 @click.option("--force", is_flag=True, help="Rebuild even if the image exists.")
 def build_image(environment: str, force: bool, **choices: str | None) -> None:
-    """Build an environment's container image offline (debootstrap + docker import)."""
-    from lifelong_gym.envs.os.image import build_image as build
+    """Build an environment's container image offline (debootstrap + docker import).
 
+    ENVIRONMENT is `os` (the OS tasks' sandbox) or `mysql` (the server that
+    `backend=mysql` without a url starts).
+    """
+    build = importlib.import_module(IMAGE_BUILDERS[environment]).build_image
     given = {key: value for key, value in choices.items() if value is not None}
     try:
         click.echo(build(**given, force=force))
