@@ -76,7 +76,8 @@ def test_missing_image_is_one_clear_line(docker_engine):
     message = str(caught.value)
     assert "\n" not in message
     assert "build-image mysql --name lifelong-gym/no-such-mysql:latest" in message
-    assert "docker build -t lifelong-gym/no-such-mysql:latest docker/mysql" in message
+    dockerfile = "docker build -t lifelong-gym/no-such-mysql:latest -f docker/mysql/Dockerfile ."
+    assert dockerfile in message
 
 
 def test_oracle_scores_every_shipped_task_on_the_started_server(engine):

@@ -3,7 +3,8 @@
 The data directory is made once, at build time, and kept at `/var/lib/mysql-template`;
 each container copies it onto its tmpfs at start, so starting takes no install step and
 nothing is written to disk. Users with a registry can build `docker/mysql/Dockerfile`
-instead (the same server and entry point).
+instead (the same server and entry point):
+`docker build -t lifelong-gym/mysql:latest -f docker/mysql/Dockerfile .`
 
 Run as `lifelong-gym build-image mysql [--name NAME] [--force]` (as root, with
 `debootstrap` and a Docker engine).
@@ -24,24 +25,9 @@ from lifelong_gym.rootfs_image import (
 
 DEFAULT_IMAGE = "lifelong-gym/mysql:latest"
 ENTRYPOINT = "/usr/local/bin/lifelong-mysqld"
-PASSWORD_VARIABLE = "LIFELONG_GYM_MYSQL_PASSWORD"
-# The entry point: a fresh data directory on the tmpfs, root reachable from outside the
-# container with the password the starter chose, then the server in the foreground.
-ENTRYPOINT_SCRIPT = f"""#!/bin/sh
-set -eu
-cp -a /var/lib/mysql-template/. /var/lib/mysql/
-mkdir -p /run/mysqld
-chown mysql:mysql /var/lib/mysql /run/mysqld
-umask 077
-cat > /run/mysqld/init.sql <<SQL
-CREATE USER IF NOT EXISTS 'root'@'%' IDENTIFIED BY '${PASSWORD_VARIABLE}';
-GRANT ALL PRIVILEGES ON *.* TO 'root'@'%' WITH GRANT OPTION;
-SQL
-chown mysql:mysql /run/mysqld/init.sql
-unset {PASSWORD_VARIABLE}
-exec mariadbd --user=mysql --datadir=/var/lib/mysql --bind-address=0.0.0.0 --port=3306 \\
-    --skip-name-resolve --init-file=/run/mysqld/init.sql
-"""
+PASSWORD_VARIABLE = "LIFELONG_GYM_MYSQL_PASSWORD"  # read by the entry point, then unset
+# the entry point, shipped beside this module (docker/mysql/Dockerfile copies the same file)
+ENTRYPOINT_SCRIPT = Path(__file__).with_name("lifelong-mysqld")
 IMAGE_CHANGES = (
     f'CMD ["{ENTRYPOINT}"]',
     "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
@@ -59,7 +45,7 @@ def _prepare(root: Path) -> None:
     shutil.move(data, root / "var/lib/mysql-template")
     data.mkdir()
     entry = root / ENTRYPOINT.lstrip("/")
-    entry.write_text(ENTRYPOINT_SCRIPT)
+    shutil.copyfile(ENTRYPOINT_SCRIPT, entry)
     entry.chmod(0o755)
 
 

@@ -42,7 +42,7 @@ LEASES = Path(tempfile.gettempdir()) / f"lifelong-gym-mysql-{os.getuid()}"
 READY_TIMEOUT = 120.0
 BUILD_HINT = (
     "build it with `lifelong-gym build-image mysql --name {image}` (offline, needs "
-    "debootstrap) or `docker build -t {image} docker/mysql`"
+    "debootstrap) or `docker build -t {image} -f docker/mysql/Dockerfile .`"
 )
 
 _held: dict[str, int] = {}  # container id -> environments of this process using it
