@@ -12,6 +12,7 @@ from typing import Any, Generic, Literal, TypeVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from lifelong_gym.actions import ParsedAction
 from lifelong_gym.errors import ConfigError, TaskFileError
 from lifelong_gym.session import ChatMessage
 
@@ -28,9 +29,14 @@ class Task(BaseModel):
     index: int
     skills: tuple[str, ...] = ()
 
-    def oracle_reply(self, history: Sequence[ChatMessage]) -> str:
-        """The reply that replays this task's reference solution, given the history so far."""
+    def oracle_action(self, history: Sequence[ChatMessage]) -> ParsedAction:
+        """The next action of this task's reference solution, given the history so far."""
         raise NotImplementedError(f"{type(self).__name__} has no reference solution to replay")
+
+    def oracle_reply(self, history: Sequence[ChatMessage], action_format: str = "text") -> str:
+        """The reply that replays the reference solution, in either action format."""
+        action = self.oracle_action(history)
+        return action.tool_call().reply() if action_format == "tools" else action.text()
 
 
 TaskT = TypeVar("TaskT", bound=Task)
@@ -191,6 +197,11 @@ def load_task_set(
     return TaskSet(tasks, order, name=str(source or default), skipped=skipped)
 
 
+def order_path(tasks_path: Path) -> Path:
+    """Where a task file's sample order is kept: `NAME.order.json` beside `NAME.jsonl`."""
+    return tasks_path.with_name(tasks_path.name.removesuffix(".jsonl") + ".order.json")
+
+
 def shipped_task_sets(environment: str) -> dict[str, Path]:
     """The names and files of the task sets shipped for an environment."""
     folder = DATA_DIR / environment
@@ -202,14 +213,10 @@ def _resolve(
 ) -> tuple[Path, list[int] | None]:
     shipped = shipped_task_sets(environment)
     name = default if source is None else str(source)
-    if name in shipped:
-        path = shipped[name]
-        order_path = path.with_suffix(".order.json")
-        order = json.loads(order_path.read_text()) if order_path.is_file() else None
-        return path, order
-    path = Path(name).expanduser()
+    path = shipped[name] if name in shipped else Path(name).expanduser()
     if path.exists():
-        return path, None
+        order = order_path(path)
+        return path, json.loads(order.read_text()) if order.is_file() else None
     raise TaskFileError(
         f"tasks={name!r} is neither a file nor a shipped {environment} task set; "
         f"shipped sets: {', '.join(shipped) or 'none'}"

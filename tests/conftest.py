@@ -51,6 +51,16 @@ def docker_engine():
 
 
 @pytest.fixture(scope="session")
+def os_image(docker_engine) -> str:
+    """The OS image's name, once the Docker engine holds it; else a skip saying why."""
+    from lifelong_gym.envs.os.image import DEFAULT_IMAGE, image_exists
+
+    if not image_exists(DEFAULT_IMAGE):
+        pytest.skip(f"image {DEFAULT_IMAGE} absent: run lifelong-gym build-image os")
+    return DEFAULT_IMAGE
+
+
+@pytest.fixture(scope="session")
 def external_dir() -> Path:
     """The peer benchmark's task files in ../shared/external, or a skip."""
     if not EXTERNAL.is_dir():

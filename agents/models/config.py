@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from lifelong_gym.errors import ModelConfigError
+
+logger = logging.getLogger(__name__)
 
 
 class _ModelConfig(BaseModel):
@@ -61,9 +64,13 @@ class OpenAIModelConfig(_ModelConfig):
     model: str = Field(min_length=1, description="the model name the server knows")
     api_key_env: str = Field("OPENAI_API_KEY", description="the environment variable with the key")
     timeout: float = Field(120.0, gt=0, description="seconds to wait for one reply")
-    max_retries: int = Field(4, ge=0, description="retries after a 429, a 5xx or a timeout")
-    retry_backoff: float = Field(
-        1.0, ge=0, description="first retry delay in seconds, then doubled"
+    max_retries: int = Field(
+        4,
+        ge=0,
+        description="the SDK's retries after a 429, a 5xx, a timeout or a refused connection",
+    )
+    retry_backoff: float | None = Field(
+        None, ge=0, description="ignored: the SDK's back-off (or the server's Retry-After) is used"
     )
     concurrency: int = Field(8, ge=1, description="requests in flight at once, over all callers")
     check_server: bool = Field(True, description="list the server's models when made (fail early)")
@@ -77,6 +84,16 @@ class OpenAIModelConfig(_ModelConfig):
                 "(e.g. http://127.0.0.1:8000/v1)"
             )
         return url.rstrip("/")
+
+    @field_validator("retry_backoff")
+    @classmethod
+    def _backoff_is_the_sdks(cls, value: float | None) -> float | None:
+        if value is not None:
+            logger.warning(
+                "retry_backoff is ignored: the openai SDK waits 0.5 s, doubled per retry up to "
+                "8 s, or as long as the server's Retry-After says; drop it from the config"
+            )
+        return value
 
 
 ModelConfig = Annotated[HFModelConfig | OpenAIModelConfig, Field(discriminator="backend")]

@@ -8,8 +8,9 @@ from typing import Any
 from lifelong_gym.core import Evaluation, Interaction, InvalidReply, LifelongEnv
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
 from lifelong_gym.tasks import TaskSet
+from lifelong_gym.tool_calls import ToolCall
 
-from .actions import Action, Answer, parse_reply
+from .actions import TOOLS, Action, Answer, from_tool_call, parse_reply
 from .answer import parse_answer, row_overlap, rows_match
 from .backends import DatabaseBackend, StatementResult, make_backend
 from .backends.base import DEFAULT_MAX_ROWS, DEFAULT_STATEMENT_TIMEOUT, plain_value
@@ -59,6 +60,9 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
       `"mysql"` without a url starts a MariaDB container shared by the host (docs/db-tasks.md).
     - `max_turns` (3), `statement_timeout` seconds (5), `max_rows` shown (1000),
       `max_observation_length` characters (16,000).
+    - `action_format`: `"text"` (the benchmark's reply format, default) or `"tools"`
+      (native tool calls: `env.unwrapped.tools` lists the function schemas; `step` takes
+      an OpenAI assistant message in JSON or `<tool_call>{...}</tool_call>` markup).
 
     ## Example
     >>> import gymnasium as gym
@@ -102,7 +106,7 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
 
     def interact(self, action: str) -> Interaction:
         """Run the reply's statement, or finish on its answer; invalid replies end the task."""
-        parsed = parse_reply(action)
+        parsed = self.parse_action(action)
         if isinstance(parsed, InvalidReply):
             return Interaction(
                 f"Invalid reply: {parsed.reason}.",
@@ -111,11 +115,17 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
             )
         if isinstance(parsed, Answer):
             return Interaction("", done=True)
-        return Interaction(format_result(self.backend.execute(parsed.sql), self.backend.max_rows))
+        return Interaction(format_result(self.backend.execute(parsed.sql)))
 
-    def parse_action(self, reply: str) -> Action:
+    tool_schemas = TOOLS
+
+    def parse_text_action(self, reply: str) -> Action:
         """An operation (one SQL statement), an answer, or why the reply is invalid."""
         return parse_reply(reply)
+
+    def action_from_tool_call(self, call: ToolCall) -> Action:
+        """`execute_sql(sql)` or `commit_final_answer(answer)`."""
+        return from_tool_call(call)
 
     def release(self) -> None:
         """Close the back-end's connections and drop what it made."""
@@ -123,7 +133,7 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
 
     def _start_task(self, task: DBTask) -> str:
         self.backend.start(task.table_info)
-        return task_prompt(task, self.max_turns)
+        return task_prompt(task, self.max_turns, self.action_format)
 
     def _evaluate(self, task: DBTask, session: Session) -> Evaluation:
         if task.answer_info.md5 is not None:
@@ -133,7 +143,7 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
                 return Evaluation(EvaluationOutcome.INCORRECT, {"error": str(error)})
             ok = found == task.answer_info.md5
             return Evaluation(_outcome(ok), {"table_hash_match": ok})
-        answer = _final_answer(session)
+        answer = self._final_answer(session)
         if answer is None:
             return Evaluation(EvaluationOutcome.INCORRECT, {"answered": False})
         rows = parse_answer(answer)
@@ -143,27 +153,27 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
         )
         return Evaluation(_outcome(ok), {"answered": True, "row_overlap": row_overlap(rows, truth)})
 
+    def _final_answer(self, session: Session) -> str | None:
+        """The answer of the agent's last reply, if that reply was an answer."""
+        for message in reversed(session.chat_history):
+            if message.role == "agent":
+                parsed = self.parse_action(message.content)
+                return parsed.answer if isinstance(parsed, Answer) else None
+        return None
+
     def _end_task(self) -> None:
         self.backend.discard()
 
 
-def format_result(result: StatementResult, max_rows: int) -> str:
+def format_result(result: StatementResult) -> str:
     """A statement's result as the agent sees it."""
     if result.error is not None:
         return f"Error: {result.error}"
     rows = [tuple(plain_value(v) for v in row) for row in result.rows or []]
     text = repr(rows)
-    if result.more_rows:
-        text += f"\n[only the first {max_rows} rows are shown]"
+    if result.more_rows:  # a back-end may stop before max_rows when the values are huge
+        text += f"\n[only the first {len(rows)} rows are shown]"
     return text
-
-
-def _final_answer(session: Session) -> str | None:
-    for message in reversed(session.chat_history):
-        if message.role == "agent":
-            parsed = parse_reply(message.content)
-            return parsed.text if isinstance(parsed, Answer) else None
-    return None
 
 
 def _outcome(ok: bool) -> EvaluationOutcome:

@@ -12,9 +12,11 @@ from lifelong_gym.core import (
     LifelongEnv,
 )
 from lifelong_gym.envs.kg.actions import (
+    TOOLS,
     ActionError,
     ActionExecutor,
     FinalAnswer,
+    from_tool_call,
     parse_reply,
 )
 from lifelong_gym.envs.kg.backends import (
@@ -30,6 +32,7 @@ from lifelong_gym.envs.kg.task import KGTask, kg_task_from_record
 from lifelong_gym.errors import EnvArgumentError
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
 from lifelong_gym.tasks import TaskSet, load_task_set
+from lifelong_gym.tool_calls import ToolCall
 
 DEFAULT_TASK_SET = "default"
 BACKENDS = ("oxigraph", "sparql")
@@ -89,6 +92,9 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
     - `query_timeout`: seconds a query may run before the agent is told it timed out;
       `None` runs every query unguarded (faster on the embedded store; trusted agents only).
     - `max_observation_length`, `render_mode` (`"ansi"`).
+    - `action_format`: `"text"` (the benchmark's reply format, default) or `"tools"`
+      (native tool calls: `env.unwrapped.tools` lists the function schemas; `step` takes
+      an OpenAI assistant message in JSON or `<tool_call>{...}</tool_call>` markup).
 
     ## Example
     >>> import gymnasium as gym
@@ -124,6 +130,7 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
         query_timeout: float | None = 10.0,
         max_observation_length: int = DEFAULT_MAX_OBSERVATION_LENGTH,
         render_mode: str | None = None,
+        action_format: str = "text",
     ):
         task_set = tasks if isinstance(tasks, TaskSet) else load_kg_tasks(tasks)
         super().__init__(
@@ -131,6 +138,7 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
             max_turns=max_turns,
             max_observation_length=max_observation_length,
             render_mode=render_mode,
+            action_format=action_format,
         )
         if max_results < 1:
             raise EnvArgumentError(f"max_results must be at least 1, got {max_results}")
@@ -140,15 +148,21 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
         self._executed: list[bool] = []
         self._answer: tuple[str, ...] | None = None
 
-    def parse_action(self, reply: str) -> ActionCall | FinalAnswer | InvalidReply:
+    tool_schemas = TOOLS
+
+    def parse_text_action(self, reply: str) -> ActionCall | FinalAnswer | InvalidReply:
         """An action call, the final answer, or why the reply holds neither."""
         return parse_reply(reply)
+
+    def action_from_tool_call(self, call: ToolCall) -> ActionCall | FinalAnswer | InvalidReply:
+        """One of the seven actions, or `final_answer(variable)`."""
+        return from_tool_call(call)
 
     def interact(self, action: str) -> Interaction:
         """Run the reply's action, or take its final answer."""
         executor = self._executor
         assert executor is not None, "interact() needs a started task"
-        parsed = parse_reply(action)
+        parsed = self.parse_action(action)
         if isinstance(parsed, InvalidReply):
             return Interaction(
                 f"Invalid reply: {parsed.reason}.",
@@ -184,7 +198,7 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
         self._executor = ActionExecutor(self.backend, self.max_results)
         self._executed = []
         self._answer = None
-        return opening_prompt(task, self.max_turns)
+        return opening_prompt(task, self.max_turns, self.action_format)
 
     def _evaluate(self, task: KGTask, session: Session) -> Evaluation:
         truth = set(task.answer_list)

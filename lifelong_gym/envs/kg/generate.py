@@ -1,12 +1,10 @@
 """Generate the shipped KG: a seeded graph and questions answered by running their logical form.
 
-Usage: lifelong-gym generate kg [--seed 0] [--per-length 52] [--out DIR]
+Usage: lifelong-gym generate kg [--seed 0] [--per-length 52] [--output DIR]
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import random
 from collections import defaultdict
 from pathlib import Path
@@ -17,7 +15,14 @@ from lifelong_gym.envs.kg.backends import OxigraphBackend
 from lifelong_gym.envs.kg.sexpr import SExpr, dump_sexpr, parse_action, sexpr_to_actions
 from lifelong_gym.envs.kg.sparql import count_query, entities_query
 from lifelong_gym.envs.kg.synthetic_graph import RELATIONS, Graph, build_graph, write_ntriples
-from lifelong_gym.tasks import DATA_DIR
+from lifelong_gym.generation import (
+    DEFAULT_NAME,
+    TASKS_SUFFIX,
+    generator_parser,
+    progress_bar,
+    task_file,
+    write_task_set,
+)
 
 MAX_ANSWERS = 25  # list questions with more answers than this are not asked
 # Shapes of logical form by the length of their action list (2..9).
@@ -136,52 +141,66 @@ class QuestionMaker:
         return sorted(set(self.store.select(entities_query(expr, 100_000))))
 
 
-def generate(seed: int, per_length: int, out: Path, scale: float = 1.0) -> tuple[int, int]:
-    """Write graph.nt.gz, default.jsonl and default.order.json into `out`."""
-    out.mkdir(parents=True, exist_ok=True)
+def graph_file(tasks_path: Path) -> Path:
+    """The graph written beside a task file: `graph.nt.gz` for the default set, else NAME's."""
+    name = tasks_path.name.removesuffix(TASKS_SUFFIX)
+    return tasks_path.with_name("graph.nt.gz" if name == DEFAULT_NAME else f"{name}.graph.nt.gz")
+
+
+def generate(seed: int, per_length: int, path: Path, scale: float = 1.0) -> tuple[int, int]:
+    """Write the graph, the questions (`path`) and their order; return the counts of both."""
     graph = build_graph(seed, scale)
-    graph_path = out / "graph.nt.gz"
+    graph_path = graph_file(path)
     triples = write_ntriples(graph, graph_path)
     rng = random.Random(seed + 1)
     store = OxigraphBackend(graph_path, timeout=60)
-    maker = QuestionMaker(graph, store, rng)
-    records: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for length, shapes in SHAPES.items():
-        made, tries = 0, 0
-        while made < per_length:
-            tries += 1
-            if tries > per_length * 400:
-                raise RuntimeError(f"could not make {per_length} questions of length {length}")
-            record = maker.make(*rng.choice(shapes))
-            if record is None or record["s_expression"] in seen:
-                continue
-            assert len(record["action_list"]) == length
-            seen.add(record["s_expression"])
-            record = {"sample_index": len(records), "qid": f"synthetic-{len(records)}"} | record
-            records.append(record | {"source": f"lifelong-gym synthetic graph, seed {seed}"})
-            made += 1
-    store.close()
-    with (out / "default.jsonl").open("w", encoding="utf-8") as handle:
-        for record in records:
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    try:
+        records = make_questions(QuestionMaker(graph, store, rng), seed, per_length)
+    finally:
+        store.close()
     order = list(range(len(records)))
     rng.shuffle(order)
-    (out / "default.order.json").write_text(json.dumps(order) + "\n")
+    write_task_set(records, order, path)
     return triples, len(records)
 
 
-def main(argv: list[str] | None = None) -> None:
+def make_questions(maker: QuestionMaker, seed: int, per_length: int) -> list[dict[str, Any]]:
+    """`per_length` distinct questions for every length of action list, 2 to 9."""
+    rng = maker.rng
+    records: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    with progress_bar(per_length * len(SHAPES), "kg questions") as bar:
+        for length, shapes in SHAPES.items():
+            made, tries = 0, 0
+            while made < per_length:
+                tries += 1
+                if tries > per_length * 400:
+                    raise RuntimeError(f"could not make {per_length} questions of length {length}")
+                record = maker.make(*rng.choice(shapes))
+                if record is None or record["s_expression"] in seen:
+                    continue
+                assert len(record["action_list"]) == length
+                seen.add(record["s_expression"])
+                record = {"sample_index": len(records), "qid": f"synthetic-{len(records)}"} | record
+                records.append(record | {"source": f"lifelong-gym synthetic graph, seed {seed}"})
+                made += 1
+                bar.update()
+    return records
+
+
+def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seed", type=int, default=0)
+    parser = generator_parser("kg", __doc__.splitlines()[0])
     parser.add_argument("--per-length", type=int, default=52, help="questions per length 2..9")
     parser.add_argument("--scale", type=float, default=1.0, help="entity counts multiplier")
-    parser.add_argument("--out", type=Path, default=DATA_DIR / "kg")
     args = parser.parse_args(argv)
-    triples, questions = generate(args.seed, args.per_length, args.out, args.scale)
-    print(f"wrote {triples} triples and {questions} questions to {args.out}")
+    path = task_file(args.output, "kg", args.name)
+    triples, questions = generate(args.seed, args.per_length, path, args.scale)
+    graph_path = graph_file(path)
+    print(f"wrote {triples} triples to {graph_path} and {questions} questions to {path}")
+    print(f'use them: gym.make("LifelongKG-v0", tasks="{path}", graph="{graph_path}")')
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -6,12 +6,15 @@ from pathlib import Path
 
 from lifelong_gym.core import Evaluation, Interaction, InvalidReply, LifelongEnv
 from lifelong_gym.envs.os.actions import (
+    TOOLS,
     Action,
     ActionError,
     disallowed_commands,
     format_output,
+    from_tool_call,
     parse_action,
 )
+from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 from lifelong_gym.envs.os.judge import judge, prepare
 from lifelong_gym.envs.os.prompt import opening_prompt
 from lifelong_gym.envs.os.sandbox import ContainerPool, Limits, Sandbox
@@ -20,8 +23,7 @@ from lifelong_gym.envs.os.tasks import OSTask, load_os_tasks
 from lifelong_gym.errors import EnvArgumentError
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
 from lifelong_gym.tasks import TaskSet
-
-DEFAULT_IMAGE = "lifelong-gym/os:latest"
+from lifelong_gym.tool_calls import ToolCall
 
 
 class LifelongOSEnv(LifelongEnv[OSTask]):
@@ -68,6 +70,9 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
     - `restrict_commands`: allow only the benchmark's 29 commands plus shell builtins.
     - `network`: give containers a network (off by default).
     - `max_turns`, `render_mode`: as every environment of the suite.
+    - `action_format`: `"text"` (the benchmark's reply format, default) or `"tools"`
+      (native tool calls: `env.unwrapped.tools` lists the function schemas; `step` takes
+      an OpenAI assistant message in JSON or `<tool_call>{...}</tool_call>` markup).
 
     ## Example
     (needs a Docker engine and the image: `lifelong-gym build-image os`)
@@ -102,13 +107,16 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
         network: bool = False,
         max_turns: int = 5,
         render_mode: str | None = None,
+        action_format: str = "text",
     ):
         if shell not in ("persistent", "bash-c"):
             raise EnvArgumentError(f"shell must be 'persistent' or 'bash-c', got {shell!r}")
         if command_timeout <= 0:
             raise EnvArgumentError(f"command_timeout must be positive, got {command_timeout}")
         task_set = tasks if isinstance(tasks, TaskSet) else load_os_tasks(tasks)
-        super().__init__(task_set, max_turns=max_turns, render_mode=render_mode)
+        super().__init__(
+            task_set, max_turns=max_turns, render_mode=render_mode, action_format=action_format
+        )
         self.mode = Mode.PERSISTENT if shell == "persistent" else Mode.BASH_C
         self.command_timeout = command_timeout
         self.max_output_length = max_output_length
@@ -123,15 +131,21 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
         self.answer = None
         self.sandbox = self.pool.acquire()
         prepare(self.sandbox, task)
-        return opening_prompt(task.instruction)
+        return opening_prompt(task.instruction, self.action_format)
 
-    def parse_action(self, reply: str) -> Action | InvalidReply:
+    tool_schemas = TOOLS
+
+    def parse_text_action(self, reply: str) -> Action | InvalidReply:
         """A script to run, `finish`, an answer, or why the reply is invalid."""
         return parse_action(reply)
 
+    def action_from_tool_call(self, call: ToolCall) -> Action | InvalidReply:
+        """`bash(script)`, `finish()` or `answer(text)`."""
+        return from_tool_call(call)
+
     def interact(self, action: str) -> Interaction:
         """Parse the reply; run its script, or end the task on `finish` / `answer`."""
-        parsed = parse_action(action)
+        parsed = self.parse_action(action)
         if isinstance(parsed, InvalidReply):
             return Interaction(
                 f"Invalid action: {parsed.reason}.",

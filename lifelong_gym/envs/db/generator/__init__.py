@@ -9,6 +9,8 @@ from collections.abc import Callable
 
 from faker import Faker
 
+from lifelong_gym.generation import progress_bar
+
 from ..backends import DatabaseBackend, SqliteBackend
 from ..tasks import DBTask
 from .context import Built, Context
@@ -107,10 +109,13 @@ class Generator:
         )
 
 
-def generate_tasks(count: int, seed: int, *, check: DatabaseBackend | None = None) -> list[DBTask]:
+def generate_tasks(
+    count: int, seed: int, *, check: DatabaseBackend | None = None, progress: bool = False
+) -> list[DBTask]:
     """`count` tasks made from `seed`; with `check`, only tasks it scores the same way."""
     generator = Generator(seed, check)
-    tasks = [generator.next_task(index) for index in range(count)]
+    indices = progress_bar(count, "db tasks", range(count)) if progress else range(count)
+    tasks = [generator.next_task(index) for index in indices]
     if generator.disagreements:
         logger.warning("dropped %d tasks the check back-end disagreed on", generator.disagreements)
     return tasks
