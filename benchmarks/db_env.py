@@ -5,6 +5,10 @@ Usage: python benchmarks/db_env.py [--tasks NAME_OR_PATH] [--limit N] [--mysql-u
 For each back-end it prints the mean environment time per task (reset + steps + scoring,
 the oracle's own time excluded) beside the floor: the same CREATE / INSERT / reference
 statements / DROP sent straight through the driver. Target: ratio <= 2.
+
+Then the start-up: seconds from `gym.make` to the first task ready, on the server at
+`--mysql-url` and on the server `backend="mysql"` without a url starts (cold: the container
+starts; warm: another environment already runs it).
 """
 
 from __future__ import annotations
@@ -97,6 +101,32 @@ def mysql_floor(tasks, indices, url: str) -> float:
     return elapsed / len(indices)
 
 
+def first_task_seconds(tasks: str, **server: str) -> tuple[float, gym.Env]:
+    """Seconds from `gym.make` to the first task's database ready, and the env (still open)."""
+    start = time.perf_counter()
+    env = gym.make("LifelongDB-v0", tasks=tasks, **server)
+    env.reset(options={"task_index": env.unwrapped.tasks.order[0]})
+    return time.perf_counter() - start, env
+
+
+def print_startup_times(tasks: str, url: str, rounds: int) -> None:
+    """The start-up of the url case beside the started server's, cold and warm; best of rounds."""
+    times: dict[str, list[float]] = {"url": [], "started, cold": [], "started, warm": []}
+    for _ in range(rounds):
+        seconds, env = first_task_seconds(tasks, backend="mysql", url=url)
+        times["url"].append(seconds)
+        env.close()
+        seconds, holder = first_task_seconds(tasks, backend="mysql")  # no container runs yet
+        times["started, cold"].append(seconds)
+        seconds, env = first_task_seconds(tasks, backend="mysql")  # joins the holder's
+        times["started, warm"].append(seconds)
+        env.close()
+        holder.close()  # the last user: the container is removed
+    print(f"\n{'gym.make to first task':24} {'best s':>8} {'mean s':>8}")
+    for name, values in times.items():
+        print(f"{name:24} {min(values):8.3f} {sum(values) / len(values):8.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", default="default")
@@ -133,6 +163,7 @@ def main() -> None:
             f"{name:24} {count:5d} {correct:7d} {best * 1e3:12.2f} {best_floor * 1e3:14.2f}"
             f" {best / best_floor:6.2f}"
         )
+    print_startup_times(args.tasks, args.mysql_url, args.rounds)
 
 
 if __name__ == "__main__":

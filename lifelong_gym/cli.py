@@ -8,7 +8,6 @@ from pathlib import Path
 
 import click
 
-from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 from lifelong_gym.errors import LifelongGymError
 from lifelong_gym.run.compare import (
     comparison_warnings,
@@ -109,16 +108,22 @@ def compare(runs: tuple[str, ...], plot_path: str | None, html_path: str | None)
             click.echo(f"wrote {path}")
 
 
+IMAGE_BUILDERS = {"os": "lifelong_gym.envs.os.image", "mysql": "lifelong_gym.envs.db.image"}
+
+
 @main.command("build-image")
-@click.argument("environment", type=click.Choice(["os"]))
-@click.option("--name", help=f"Image name (default {DEFAULT_IMAGE}).")
+@click.argument("environment", type=click.Choice(sorted(IMAGE_BUILDERS)))
+@click.option("--name", help="Image name (default lifelong-gym/ENVIRONMENT:latest).")
 @click.option("--suite", help="Debian suite (default bookworm).")
 @click.option("--mirror", help="Debian mirror URL (default deb.debian.org).")
 @click.option("--force", is_flag=True, help="Rebuild even if the image exists.")
 def build_image(environment: str, force: bool, **choices: str | None) -> None:
-    """Build an environment's container image offline (debootstrap + docker import)."""
-    from lifelong_gym.envs.os.image import build_image as build
+    """Build an environment's container image offline (debootstrap + docker import).
 
+    ENVIRONMENT is `os` (the OS tasks' sandbox) or `mysql` (the server that
+    `backend=mysql` without a url starts).
+    """
+    build = importlib.import_module(IMAGE_BUILDERS[environment]).build_image
     given = {key: value for key, value in choices.items() if value is not None}
     try:
         click.echo(build(**given, force=force))

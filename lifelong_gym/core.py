@@ -27,6 +27,9 @@ ACTION_FORMATS = ("text", "tools")
 # "binary": 1.0 for a correct task, else 0.0 (the benchmark's); "partial": a wrong task
 # earns its partial credit (the environment's `partial_credit` detail) instead of 0.0.
 REWARDS: tuple[str, ...] = ("binary", "partial")
+# A wrong task never earns what a correct one does, whatever its partial credit (the right
+# rows in the wrong order have full row overlap): an RL policy must not be paid for it.
+MAX_PARTIAL_REWARD = 0.9
 
 
 @dataclass
@@ -274,7 +277,7 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
             return 1.0
         if self.reward_mode == "partial" and self.partial_credit is not None:
             credit = float(evaluation.details.get(self.partial_credit, 0.0))
-            return min(max(credit, 0.0), 1.0)
+            return min(max(credit, 0.0), MAX_PARTIAL_REWARD)
         return 0.0
 
     def _fit(self, text: str) -> str:

@@ -186,7 +186,7 @@ def test_build_image_reports_the_existing_image_or_a_clear_error():
     else:
         assert result.exit_code == 1 and "Error:" in result.output
     result = CliRunner().invoke(main, ["build-image", "windows"])
-    assert result.exit_code == 2 and "'windows' is not 'os'" in result.output
+    assert result.exit_code == 2 and "'windows' is not one of 'mysql', 'os'" in result.output
 
 
 def test_generate_forwards_to_each_environments_generator(tmp_path):

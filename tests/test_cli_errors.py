@@ -63,12 +63,6 @@ def test_an_unreachable_mysql_server(tmp_path, mysql_url):
     assert_one_line_error(result, "cannot connect to MySQL", "check that the server runs")
 
 
-@pytest.mark.parametrize("backend", ["mysql"])
-def test_a_server_back_end_without_url(tmp_path, backend):
-    result = run_cli("run", "--output", str(tmp_path), "--env-arg", f"backend={backend}")
-    assert_one_line_error(result, "needs url=")
-
-
 def test_a_sparql_endpoint_that_does_not_answer_is_refused_at_start(tmp_path):
     pytest.importorskip("SPARQLWrapper")
     url = f"http://127.0.0.1:{free_port()}/sparql"

@@ -54,6 +54,10 @@ def test_db_partial_reward_is_the_row_overlap(db_env: gym.Env):
     assert reward == (pytest.approx(1 / 3) if partial else 0.0)
     reward, info = play(db_env, QUERY, [answer("[('coffee',), ('cocoa',)]")])
     assert (reward, info["outcome"]) == (1.0, "correct")
+    # the right rows in the wrong order: full overlap, still wrong, never paid as right
+    reward, info = play(db_env, QUERY, [answer("[('cocoa',), ('coffee',)]")])
+    assert (info["outcome"], info["row_overlap"]) == ("incorrect", 1.0)
+    assert reward == (0.9 if partial else 0.0)
     reward, info = play(db_env, INSERT, [answer("done")])  # a write task left undone
     assert (reward, info["outcome"]) == (0.0, "incorrect")
     reward, info = play(db_env, QUERY, ["no action here"])

@@ -60,7 +60,8 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
     ## Arguments
     - `tasks`: a shipped task set name or a task file (benchmark JSON/parquet, AgentBench
       JSONL, our JSONL); default the shipped `default` set of 500 tasks.
-    - `backend`: `"sqlite"` (embedded, default) or `"mysql"` with `url="mysql://user:pw@host:port"`.
+    - `backend`: `"sqlite"` (embedded, default) or `"mysql"` with `url="mysql://user:pw@host:port"`;
+      `"mysql"` without a url starts a MariaDB container shared by the host (docs/db-tasks.md).
     - `max_turns` (3), `statement_timeout` seconds (5), `max_rows` shown (1000),
       `max_observation_length` characters (16,000).
     - `action_format`: `"text"` (the benchmark's reply format, default) or `"tools"`

@@ -1,8 +1,8 @@
 """The OS environment's image: built offline with debootstrap and `docker import`.
 
-No container registry is needed: the root file system comes from Debian's package
-archive, and `docker import` turns it into an image. Users with a registry can build
-`docker/os/Dockerfile` instead; both give the commands the benchmark's tasks use.
+The recipe (the benchmark image's tools) is built by `lifelong_gym.rootfs_image`; users
+with a registry can build `docker/os/Dockerfile` instead; both give the commands the
+benchmark's tasks use.
 
 Run as `lifelong-gym build-image os [--name NAME] [--force]` (as root, with `debootstrap`
 and a Docker engine).
@@ -10,16 +10,15 @@ and a Docker engine).
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import tempfile
-from pathlib import Path
-
-from lifelong_gym.errors import ImageBuildError
+from lifelong_gym.rootfs_image import (
+    DEFAULT_MIRROR,
+    DEFAULT_SUITE,
+    RootfsRecipe,
+    build_rootfs_image,
+    image_exists,
+)
 
 DEFAULT_IMAGE = "lifelong-gym/os:latest"
-DEFAULT_SUITE = "bookworm"
-DEFAULT_MIRROR = "http://deb.debian.org/debian"
 
 # The benchmark image's tools, and what the 29 command skills need (useradd, chage,
 # gpasswd, chsh: passwd; addgroup: adduser; vi: vim; awk: gawk; pgrep/kill: procps).
@@ -56,10 +55,9 @@ IMAGE_CHANGES = (
 )
 
 
-def image_exists(name: str = DEFAULT_IMAGE) -> bool:
-    """Whether the Docker engine already holds an image called `name`."""
-    result = subprocess.run(["docker", "image", "inspect", name], capture_output=True)
-    return result.returncode == 0
+RECIPE = RootfsRecipe(packages=PACKAGES, changes=IMAGE_CHANGES, hostname="lifelong-os")
+
+__all__ = ["DEFAULT_IMAGE", "build_image", "image_exists"]
 
 
 def build_image(
@@ -70,47 +68,4 @@ def build_image(
     force: bool = False,
 ) -> str:
     """Build the OS image offline (debootstrap + docker import) and return its name."""
-    if not force and image_exists(name):
-        return name
-    for tool in ("debootstrap", "docker"):
-        if shutil.which(tool) is None:
-            raise ImageBuildError(
-                f"`{tool}` is not installed; on Debian: apt-get install debootstrap docker.io"
-            )
-    with tempfile.TemporaryDirectory(prefix="lifelong-gym-rootfs-") as workdir:
-        root = Path(workdir) / "rootfs"
-        command = [
-            "debootstrap",
-            "--variant=minbase",
-            f"--include={','.join(PACKAGES)}",
-            suite,
-            str(root),
-            mirror,
-        ]
-        _run(command, "debootstrap failed (run as root, with Debian's archive reachable)")
-        _trim(root)
-        changes = [arg for change in IMAGE_CHANGES for arg in ("--change", change)]
-        tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
-        assert tar.stdout is not None
-        imported = subprocess.run(
-            ["docker", "import", *changes, "-", name], stdin=tar.stdout, capture_output=True
-        )
-        tar.stdout.close()
-        if tar.wait() != 0 or imported.returncode != 0:
-            raise ImageBuildError(f"docker import failed: {imported.stderr.decode().strip()}")
-    return name
-
-
-def _trim(root: Path) -> None:
-    """Drop caches and give the image a plain shell setup."""
-    for cache in ("var/cache/apt/archives", "var/lib/apt/lists"):
-        for entry in (root / cache).glob("*.deb"):
-            entry.unlink()
-    (root / "etc/hostname").write_text("lifelong-os\n")
-
-
-def _run(command: list[str], message: str) -> None:
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-10:])
-        raise ImageBuildError(f"{message}:\n{tail}")
+    return build_rootfs_image(name, RECIPE, suite=suite, mirror=mirror, force=force)

@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from lifelong_gym.docker_engine import docker_client
 from lifelong_gym.envs.os.shell import CommandResult, Mode, ShellSession
 from lifelong_gym.errors import EnvArgumentError, SandboxError
 from lifelong_gym.processes import process_alive
@@ -48,26 +49,6 @@ class Limits:
     file_size: int = 512 * 1024 * 1024  # bytes per file (RLIMIT_FSIZE)
     storage: str | None = "2G"  # root file system quota, where the storage driver has one
     network: bool = False
-
-
-def docker_client() -> Any:
-    """A Docker SDK client from the environment (DOCKER_HOST), or a clear error."""
-    try:
-        import docker
-    except ImportError:
-        raise SandboxError(
-            "the OS environment needs the docker SDK: pip install 'lifelong-gym[docker]'"
-        ) from None
-    try:
-        client = docker.from_env(timeout=120)
-        client.ping()
-    except Exception as error:
-        where = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
-        raise SandboxError(
-            f"cannot reach a Docker engine at {where} ({error}); start dockerd "
-            "(or Podman's socket) or set DOCKER_HOST"
-        ) from None
-    return client
 
 
 @dataclass

@@ -13,7 +13,7 @@ BACKENDS = ("sqlite", "mysql")
 
 
 def make_backend(backend: str, url: str | None = None, **limits: Any) -> DatabaseBackend:
-    """The back-end named `backend` ("sqlite" or "mysql", the latter with a `url`)."""
+    """The back-end named `backend`: "sqlite", or "mysql" at `url` (or on a started server)."""
     if backend == "sqlite":
         if url is not None:
             raise EnvArgumentError(
@@ -22,7 +22,9 @@ def make_backend(backend: str, url: str | None = None, **limits: Any) -> Databas
         return SqliteBackend(**limits)
     if backend == "mysql":
         if not url:
-            raise EnvArgumentError("backend='mysql' needs url='mysql://user:password@host:port'")
+            from .mysql_started import StartedMysqlBackend
+
+            return StartedMysqlBackend(**limits)
         from .mysql import MysqlBackend
 
         return MysqlBackend(url, **limits)
