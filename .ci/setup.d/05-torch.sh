@@ -3,4 +3,4 @@
 # back-ends' extras (transformers, tokenizers, openai), before 10-python resolves the rest.
 set -euo pipefail
 python -m pip install -q torch==2.13.0
-python -m pip install -q -e ".[hf,openai]"
+python -m pip install -q -e ".[hf,openai,train,smollm2]"
