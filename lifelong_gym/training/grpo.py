@@ -110,7 +110,8 @@ def grpo_loss(
     """The clipped-ratio policy loss plus `kl_coef` times the k3 KL to a reference.
 
     Every term is a masked token mean over the generated tokens (of the whole batch when
-    `token_count` is given), so environment tokens (mask 0) contribute nothing. k3 = exp(ref - new) - (ref - new) - 1.
+    `token_count` is given), so environment tokens (mask 0) contribute nothing.
+    k3 = exp(ref - new) - (ref - new) - 1.
     """
     mask = batch.loss_mask
     log_ratio = (new_logprobs - batch.old_logprobs) * mask

@@ -15,7 +15,7 @@ which ends a DB, OS or KG task at once as a format error; those episodes are not
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym

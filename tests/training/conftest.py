@@ -1,4 +1,4 @@
-"""Policies on the tiny random model and on SmolLM2, and DB environments that record what they got."""
+"""Policies on the tiny model and on SmolLM2; DB environments that record what they received."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Token episodes are the chat template of the conversation, token for token, with exact logprobs."""
+"""Token episodes: the chat template of the conversation, token for token; exact logprobs."""
 
 from __future__ import annotations
 
