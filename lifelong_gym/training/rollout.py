@@ -14,6 +14,7 @@ which ends a DB, OS or KG task at once as a format error; those episodes are not
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -50,22 +51,24 @@ class _Live:
     last_reply: Generation | None = None
 
 
-class _Copies:
+class _Copies(ABC):
     """The environments as numbered copies that are stepped together."""
 
     num: int
     resets_itself: bool = False
 
+    @abstractmethod
     def reset(self, slots: Sequence[int], task: int | None, seed: int | None) -> list[tuple]:
         """Start new episodes in `slots` (on sample index `task` when given)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def step(self, actions: list[str]) -> list[_Step]:
         """Send one reply to every copy."""
-        raise NotImplementedError
 
 
 class _SingleEnv(_Copies):
+    """One environment: a single copy, reset by the collector."""
+
     def __init__(self, env: gym.Env):
         self.env, self.num = env, 1
 
@@ -79,6 +82,8 @@ class _SingleEnv(_Copies):
 
 
 class _VectorEnv(_Copies):
+    """A vector env's copies; SAME_STEP ones reset themselves, DISABLED ones are reset."""
+
     def __init__(self, envs: VectorEnv):
         mode = envs.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
         if mode not in (AutoresetMode.SAME_STEP, AutoresetMode.DISABLED):
