@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from pathlib import Path
 
 import gymnasium as gym
 import torch
@@ -35,18 +36,22 @@ def measure(envs, policy: TransformersPolicy, episodes: int) -> tuple[float, flo
 
 
 def load(name: str, max_new_tokens: int) -> TransformersPolicy:
-    """The tiny random model (built in a temporary folder) or SmolLM2."""
+    """The tiny random model (built in a temporary folder), SmolLM2, or a model folder."""
     if name == "tiny":
         path = build_tiny_model(tempfile.mkdtemp(prefix="tiny-model-"))
-    else:
+    elif name == "smollm2":
         path = smollm2_path()
+    else:
+        path = name
     return TransformersPolicy(path, max_new_tokens=max_new_tokens, temperature=1.0, seed=0)
 
 
 def main() -> None:
     """Print both ways for every model and environment count, with the batched speed-up."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="+", default=["tiny", "smollm2"])
+    parser.add_argument(
+        "--models", nargs="+", default=["tiny", "smollm2"], help="tiny, smollm2 or model folders"
+    )
     parser.add_argument("--envs", nargs="+", type=int, default=[1, 4, 16])
     parser.add_argument("--max-new-tokens", type=int, default=32)
     parser.add_argument("--max-turns", type=int, default=3)
@@ -71,7 +76,7 @@ def main() -> None:
             batch_tokens, batch_episodes = measure(vector, policy, count)
             vector.close()
             print(
-                f"{name:8} {count:>4} | {one_tokens:>10.1f} {one_episodes:>10.1f}  | "
+                f"{Path(name).name[:8]:8} {count:>4} | {one_tokens:>10.1f} {one_episodes:>10.1f}  | "
                 f"{batch_tokens:>10.1f} {batch_episodes:>10.1f}  | "
                 f"{batch_episodes / one_episodes:.1f}x",
                 flush=True,
