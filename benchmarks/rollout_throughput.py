@@ -75,8 +75,9 @@ def main() -> None:
             )
             batch_tokens, batch_episodes = measure(vector, policy, count)
             vector.close()
+            label = Path(name).name[:8]
             print(
-                f"{Path(name).name[:8]:8} {count:>4} | {one_tokens:>10.1f} {one_episodes:>10.1f}  | "
+                f"{label:8} {count:>4} | {one_tokens:>10.1f} {one_episodes:>10.1f}  | "
                 f"{batch_tokens:>10.1f} {batch_episodes:>10.1f}  | "
                 f"{batch_episodes / one_episodes:.1f}x",
                 flush=True,
