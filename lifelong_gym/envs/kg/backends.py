@@ -15,7 +15,7 @@ from typing import IO, Any
 from urllib.parse import urlparse
 
 from lifelong_gym.envs.kg.sparql import NS
-from lifelong_gym.errors import BackendError, LifelongGymError
+from lifelong_gym.errors import BackendError, EnvArgumentError, LifelongGymError
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ class KGBackend(ABC):
 
     def __init__(self, timeout: float | None):
         if timeout is not None and timeout <= 0:
-            raise ValueError(f"query_timeout must be positive or None, got {timeout}")
+            raise EnvArgumentError(f"query_timeout must be positive or None, got {timeout}")
         self.timeout = timeout
 
     @abstractmethod
@@ -147,7 +147,7 @@ def graph_format(path: Path) -> str:
     core = suffixes[-2] if suffixes and suffixes[-1] == ".gz" and len(suffixes) > 1 else None
     suffix = core or (suffixes[-1] if suffixes else "")
     if suffix not in GRAPH_FORMATS:
-        raise ValueError(
+        raise EnvArgumentError(
             f"graph file {path} must end in .nt, .ttl, .nt.gz or .ttl.gz "
             "(N-Triples or Turtle with Freebase-style IRIs)"
         )
@@ -165,7 +165,7 @@ def load_store(path: Path, format_name: str) -> Any:
         try:
             store.bulk_load(handle, format=getattr(pyoxigraph.RdfFormat, format_name))
         except SyntaxError as error:
-            raise ValueError(
+            raise EnvArgumentError(
                 f"graph file {path} does not parse as {format_name}: {error}"
             ) from None
     return store
@@ -200,11 +200,21 @@ class SparqlEndpointBackend(KGBackend):
         super().__init__(timeout)
         parsed = urlparse(url or "")
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise ValueError(
+            raise EnvArgumentError(
                 f"backend='sparql' needs url= the http(s) address of a SPARQL endpoint, "
                 f"such as http://127.0.0.1:8890/sparql; got {url!r}"
             )
         self.url = str(url)
+        self._check_answers()
+
+    def _check_answers(self) -> None:
+        """Fail at start, with one clear message, when the endpoint does not answer."""
+        try:
+            self.select("SELECT ?s WHERE { ?s ?p ?o } LIMIT 1")
+        except (QueryTimeout, BackendError) as error:
+            raise BackendError(
+                f"{error}; start the endpoint, or give url= the address of one that runs"
+            ) from None
 
     def select(self, query: str, *, bounded: bool = False) -> list[str]:
         """Send a SELECT query to the endpoint and read its JSON results."""

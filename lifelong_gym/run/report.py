@@ -1,0 +1,45 @@
+"""What a person reads after a run: a summary, a per-skill table, plots and the HTML report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics
+from lifelong_gym.run.folder import METRICS_FILE, write_json_atomic
+from lifelong_gym.run.html_report import write_html_report
+from lifelong_gym.run.plots import LEARNING_CURVE_FILE, PER_SKILL_FILE, STATUSES_FILE, write_plots
+from lifelong_gym.run.run_record import load_run
+
+__all__ = [
+    "LEARNING_CURVE_FILE",
+    "PER_SKILL_FILE",
+    "STATUSES_FILE",
+    "format_report",
+    "report_run",
+    "write_plots",
+]
+
+
+def format_report(metrics: LifelongMetrics) -> str:
+    """The overall figures, the status counts and the per-skill table as plain text."""
+    lines = [
+        f"sessions {metrics.sessions}   correct {metrics.correct}   "
+        f"success rate {metrics.success_rate:.1%}",
+        "statuses: " + (", ".join(f"{k} {v}" for k, v in metrics.status_counts.items()) or "none"),
+    ]
+    if metrics.per_skill:
+        width = max(len("skill"), *(len(name) for name in metrics.per_skill))
+        lines += ["", f"{'skill':<{width}}  {'tasks':>6}  {'correct':>7}  {'success':>7}"]
+        lines += [
+            f"{name:<{width}}  {m.count:>6}  {m.correct:>7}  {m.success_rate:>7.1%}"
+            for name, m in metrics.per_skill.items()
+        ]
+    return "\n".join(lines)
+
+
+def report_run(folder: Path, window: int = DEFAULT_WINDOW) -> tuple[LifelongMetrics, list[Path]]:
+    """Recompute a finished or partial run's `metrics.json`; write its plots and report.html."""
+    run = load_run(folder, window=window)
+    write_json_atomic(folder / METRICS_FILE, run.metrics.model_dump(mode="json"))
+    written = write_plots(run.metrics, folder, run.sessions) if run.sessions else []
+    return run.metrics, [*written, write_html_report(run)]
