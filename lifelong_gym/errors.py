@@ -62,6 +62,14 @@ class ModelConfigError(ConfigError):
     """A model configuration that cannot be used; the message says what to fix."""
 
 
+class ChatTemplateError(ModelConfigError):
+    """A chat template that an episode cannot be built on turn by turn; the message says why."""
+
+
+class RolloutConfigError(ConfigError):
+    """Environments or settings that episodes cannot be collected from; the message says why."""
+
+
 class SExprError(ConfigError):
     """Text that is not a well-formed S-expression or action list."""
 
