@@ -1,8 +1,10 @@
 """Agents and the model pool (import as `lifelong_gym.agents`)."""
 
+from lifelong_gym.session import to_messages
+
 from .base import Agent, AgentContextLimitError, AgentError, AgentOutOfMemoryError
 from .factory import AGENT_SPECS, AgentSpecError, make_agent
-from .language_model import LanguageModelAgent, to_messages
+from .language_model import LanguageModelAgent
 from .models import (
     HFModelConfig,
     LanguageModel,

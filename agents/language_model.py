@@ -4,19 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lifelong_gym.session import ChatMessage, Role, Session
+from lifelong_gym.session import Session, to_messages
 
 from .base import Agent
-from .models import LanguageModel, Message
-
-_ROLES = {Role.USER: "user", Role.AGENT: "assistant"}
-
-
-def to_messages(history: Sequence[ChatMessage], system_prompt: str | None = None) -> list[Message]:
-    """A chat history as chat messages (user / assistant), after an optional system one."""
-    messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
-    messages += [{"role": _ROLES[m.role], "content": m.content} for m in history]
-    return messages
+from .models import LanguageModel
 
 
 class LanguageModelAgent(Agent):

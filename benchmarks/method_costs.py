@@ -20,8 +20,7 @@ import gymnasium as gym
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.agents import Agent, LanguageModel, ModelPool, OracleAgent, to_messages
 from lifelong_gym.agents.models.tiny import build_tiny_model
-from lifelong_gym.callbacks import make_callback
-from lifelong_gym.runner import Runner
+from lifelong_gym.run import Runner, make_callback
 
 METHODS = [
     None,

@@ -21,9 +21,8 @@ from pathlib import Path
 import gymnasium as gym
 
 from lifelong_gym.agents import Agent
-from lifelong_gym.callbacks import Callback
 from lifelong_gym.envs.db.tasks import load_db_tasks
-from lifelong_gym.runner import Runner
+from lifelong_gym.run import Callback, Runner
 from lifelong_gym.session import Session
 from lifelong_gym.tasks import TaskSet
 

@@ -21,9 +21,8 @@ import gymnasium as gym
 
 import lifelong_gym  # noqa: F401  (registers the environment ids)
 from lifelong_gym.agents import make_agent
-from lifelong_gym.callbacks import Callback, register_callback
-from lifelong_gym.envs.db.actions import Invalid, parse_reply
-from lifelong_gym.runner import Runner
+from lifelong_gym.core import InvalidReply
+from lifelong_gym.run import Callback, Runner, register_callback
 from lifelong_gym.session import Role
 
 REASK_NOTE = "Your reply has no valid action"
@@ -44,8 +43,8 @@ class ReaskOnFormatError(Callback):
         self.left = self.max_reasks
 
     def on_agent_inference(self, agent, env, session, history, control):
-        parsed = parse_reply(control.reply or "")
-        if not isinstance(parsed, Invalid) or self.left == 0:
+        parsed = env.unwrapped.parse_action(control.reply or "")  # every env has its parser
+        if not isinstance(parsed, InvalidReply) or self.left == 0:
             return None
         self.left -= 1
         self.reasks += 1

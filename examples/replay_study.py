@@ -19,9 +19,8 @@ import gymnasium as gym
 
 import lifelong_gym  # noqa: F401 - registers the environment ids
 from lifelong_gym.agents import make_agent
-from lifelong_gym.compare import format_comparison, load_run_metrics, plot_comparison
-from lifelong_gym.methods import ExperienceReplayCallback
-from lifelong_gym.runner import Runner
+from lifelong_gym.run import ExperienceReplayCallback, Runner
+from lifelong_gym.run.compare import format_comparison, load_run_metrics, plot_comparison
 
 
 @dataclass

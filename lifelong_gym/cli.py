@@ -9,31 +9,18 @@ from pathlib import Path
 
 import click
 
-from lifelong_gym.agents import AgentSpecError
-from lifelong_gym.callbacks import CallbackSpecError
-from lifelong_gym.compare import (
+from lifelong_gym.errors import LifelongGymError
+from lifelong_gym.run.compare import (
     COMPARISON_PLOT,
     format_comparison,
     load_run_metrics,
     plot_comparison,
 )
-from lifelong_gym.report import format_report, report_run
-from lifelong_gym.run_config import RunConfigError, build_runner, load_run_config, parse_env_args
-from lifelong_gym.runner import RunAbortedError
-from lifelong_gym.snapshots import RunDirectoryError
-from lifelong_gym.tasks import TaskFileError
-
-USER_ERRORS = (
-    AgentSpecError,
-    CallbackSpecError,
-    RunAbortedError,
-    RunConfigError,
-    RunDirectoryError,
-    TaskFileError,
-)
+from lifelong_gym.run.config import build_runner, load_run_config, parse_env_args
+from lifelong_gym.run.report import format_report, report_run
 
 
-@click.group()
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-v", "--verbose", is_flag=True, help="Log what the run does.")
 def main(verbose: bool) -> None:
     """Lifelong evaluation of LLM agents on Gymnasium environments."""
@@ -67,7 +54,7 @@ def run(config_path: str | None, **flags: object) -> None:
             runner.run()
         finally:
             runner.env.close()
-    except USER_ERRORS as error:
+    except LifelongGymError as error:
         raise click.ClickException(str(error)) from None
     except KeyboardInterrupt:
         click.echo("\ninterrupted; run the same command again to resume", err=True)
@@ -81,7 +68,7 @@ def report(output: str) -> None:
     """Print the metrics of a finished or partial run and write its plots."""
     try:
         metrics, plots = report_run(Path(output))
-    except (FileNotFoundError, RunDirectoryError) as error:
+    except (FileNotFoundError, LifelongGymError) as error:
         raise click.ClickException(str(error)) from None
     click.echo(format_report(metrics))
     for path in plots:
@@ -98,7 +85,7 @@ def compare(runs: tuple[str, ...], plot_path: str | None) -> None:
     folders = [Path(run) for run in runs]
     try:
         metrics = [load_run_metrics(folder) for folder in folders]
-    except (FileNotFoundError, RunDirectoryError) as error:
+    except (FileNotFoundError, LifelongGymError) as error:
         raise click.ClickException(str(error)) from None
     names = [folder.name for folder in folders]
     click.echo(format_comparison(names, metrics))
@@ -114,13 +101,12 @@ def compare(runs: tuple[str, ...], plot_path: str | None) -> None:
 @click.option("--force", is_flag=True, help="Rebuild even if the image exists.")
 def build_image(environment: str, force: bool, **choices: str | None) -> None:
     """Build an environment's container image offline (debootstrap + docker import)."""
-    from lifelong_gym.envs.os.image import ImageBuildError
     from lifelong_gym.envs.os.image import build_image as build
 
     given = {key: value for key, value in choices.items() if value is not None}
     try:
         click.echo(build(**given, force=force))
-    except ImageBuildError as error:
+    except LifelongGymError as error:
         raise click.ClickException(str(error)) from None
 
 
@@ -135,7 +121,7 @@ GENERATORS = {
     context_settings={
         "ignore_unknown_options": True,
         "allow_extra_args": True,
-        "help_option_names": ["--help"],
+        "allow_interspersed_args": False,  # `generate db -h` is the generator's own help
     }
 )
 @click.argument("environment", type=click.Choice(sorted(GENERATORS)))

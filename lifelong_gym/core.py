@@ -6,10 +6,11 @@ import logging
 from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic
+from typing import Any, ClassVar, Generic, Protocol
 
 import gymnasium as gym
 
+from lifelong_gym.errors import EnvArgumentError
 from lifelong_gym.metrics import LifelongMetrics, compute_metrics
 from lifelong_gym.session import EvaluationOutcome, Role, Session, SessionStatus
 from lifelong_gym.spaces import UnicodeText
@@ -29,6 +30,31 @@ class Interaction:
     observation: str
     done: bool = False
     status: SessionStatus = SessionStatus.COMPLETED
+
+
+@dataclass(frozen=True)
+class InvalidReply:
+    """A reply in none of the environment's action formats; `reason` tells the agent why."""
+
+    reason: str
+
+
+class ParsedAction(Protocol):
+    """What an environment's parser makes of a valid reply."""
+
+    def key(self) -> str:
+        """One spelling for actions that do the same thing (the voting key)."""
+
+
+@dataclass(frozen=True)
+class TextAction:
+    """The reply itself, for environments without an action format of their own."""
+
+    text: str
+
+    def key(self) -> str:
+        """The text with its white space folded."""
+        return " ".join(self.text.split())
 
 
 @dataclass
@@ -62,9 +88,9 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
         render_mode: str | None = None,
     ):
         if max_turns < 1:
-            raise ValueError(f"max_turns must be at least 1, got {max_turns}")
+            raise EnvArgumentError(f"max_turns must be at least 1, got {max_turns}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
+            raise EnvArgumentError(f"render_mode must be one of {self.metadata['render_modes']}")
         self.tasks = tasks
         self.max_turns = max_turns
         self.max_observation_length = max_observation_length
@@ -162,12 +188,18 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
         """Overall, per-status and per-skill success over finished sessions."""
         return compute_metrics(sessions)
 
-    def normalize_action(self, reply: str) -> str | None:
-        """A key equal for replies that do the same thing (for voting); None if invalid.
+    def parse_action(self, reply: str) -> ParsedAction | InvalidReply:
+        """The action a reply asks for, or why it asks for none (the environment's parser).
 
-        This default folds white space; environments override it with their parser.
+        This default takes the reply's text as it is; environments override it.
         """
-        return " ".join(reply.split()) or None
+        text = TextAction(reply)
+        return text if text.key() else InvalidReply("the reply is empty")
+
+    def normalize_action(self, reply: str) -> str | None:
+        """A key equal for replies that do the same thing (for voting); None if invalid."""
+        parsed = self.parse_action(reply)
+        return None if isinstance(parsed, InvalidReply) else parsed.key()
 
     @abstractmethod
     def release(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
 
@@ -71,3 +72,15 @@ class Session(BaseModel):
     def finished(self) -> bool:
         """Whether the session has left the initial and running states."""
         return self.status not in (SessionStatus.INITIAL, SessionStatus.RUNNING)
+
+
+_CHAT_ROLES = {Role.USER: "user", Role.AGENT: "assistant"}
+
+
+def to_messages(
+    history: Sequence[ChatMessage], system_prompt: str | None = None
+) -> list[dict[str, str]]:
+    """A chat history as OpenAI-style messages (user / assistant), after an optional system one."""
+    messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    messages += [{"role": _CHAT_ROLES[m.role], "content": m.content} for m in history]
+    return messages

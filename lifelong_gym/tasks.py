@@ -7,11 +7,12 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from lifelong_gym.errors import TaskFileError
+from lifelong_gym.errors import ConfigError, TaskFileError
 from lifelong_gym.session import ChatMessage
 
 logger = logging.getLogger(__name__)
@@ -213,3 +214,19 @@ def _resolve(
         f"tasks={name!r} is neither a file nor a shipped {environment} task set; "
         f"shipped sets: {', '.join(shipped) or 'none'}"
     )
+
+
+OrderName = Literal["sample", "shuffled"]
+ORDERS: tuple[str, ...] = ("sample", "shuffled")
+
+
+def task_order(tasks: TaskSet, order: str = "sample", seed: int | None = None) -> list[int]:
+    """The sample indices of a lifelong run: the set's sample order or a seeded permutation."""
+    if order == "sample":
+        return list(tasks.order)
+    if order == "shuffled":
+        if seed is None:
+            raise ConfigError('order="shuffled" needs a seed so that a run can be repeated')
+        permutation = np.random.default_rng(seed).permutation(len(tasks.order))
+        return [tasks.order[int(i)] for i in permutation]
+    raise ConfigError(f"order must be one of {', '.join(ORDERS)}; got {order!r}")

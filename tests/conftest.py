@@ -38,6 +38,19 @@ def mysql_url() -> str:
 
 
 @pytest.fixture(scope="session")
+def docker_engine():
+    """A reachable Docker engine (a client of it), or a skip saying why there is none."""
+    pytest.importorskip("docker")
+    from lifelong_gym.envs.os.sandbox import docker_client
+    from lifelong_gym.errors import SandboxError
+
+    try:
+        return docker_client()
+    except SandboxError as error:
+        pytest.skip(f"no Docker engine: {error}")
+
+
+@pytest.fixture(scope="session")
 def external_dir() -> Path:
     """The peer benchmark's task files in ../shared/external, or a skip."""
     if not EXTERNAL.is_dir():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from lifelong_gym.callbacks import Callback
+from lifelong_gym.run import Callback
 
 
 class Saboteur(Callback):

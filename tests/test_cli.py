@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from lifelong_gym.cli import main
 from lifelong_gym.envs.db.tasks import load_db_tasks
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE, image_exists
-from lifelong_gym.snapshots import read_sessions
+from lifelong_gym.run.folder import read_sessions
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,7 +8,8 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.utils import RecordConstructorArgs
 
-from lifelong_gym.experience import DEFAULT_REPLY_RESERVE, ExperienceMemory, Strategy
+from lifelong_gym.methods import ExperienceReplayMethod
+from lifelong_gym.methods.experience import DEFAULT_REPLY_RESERVE, Strategy
 from lifelong_gym.spaces import UnicodeText
 
 
@@ -36,33 +37,28 @@ class ExperienceReplay(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
             self, n=n, strategy=strategy, token_budget=token_budget, reply_reserve=reply_reserve
         )
         gym.Wrapper.__init__(self, env)
-        self.memory = ExperienceMemory(
-            n, strategy, token_budget=token_budget, count_tokens=count_tokens
+        self.method = ExperienceReplayMethod(
+            n,
+            strategy,
+            token_budget=token_budget,
+            count_tokens=count_tokens,
+            reply_reserve=reply_reserve,
         )
-        self.reply_reserve = reply_reserve
         inner = env.observation_space
         limit = getattr(inner, "max_length", 16_000)
         self.observation_space = UnicodeText(limit * (n + 1))
-        self._opening: str | None = None
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         """Start the next task with chosen experiences in its prompt."""
-        obs, info = self.env.reset(seed=seed, options=options)
-        self._opening = obs
-        prompt, replayed = self.memory.prompt_with_experiences(
-            obs, info.get("skills", []), reserve=self.reply_reserve
-        )
-        session = self.env.unwrapped.session
-        session.chat_history[0].content = prompt
-        session.details["replayed"] = replayed
-        return prompt, {**info, "replayed": replayed}
+        _, info = self.env.reset(seed=seed, options=options)
+        prompt = self.method.start(self.env.unwrapped.session)
+        return prompt, {**info, "replayed": self.env.unwrapped.session.details["replayed"]}
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Step the task; remember it when it ends solved."""
         obs, reward, terminated, truncated, info = self.env.step(action)
-        if (terminated or truncated) and self._opening is not None:
-            self.memory.remember(self.env.unwrapped.session, self._opening)
-            self._opening = None
+        if terminated or truncated:
+            self.method.finish(self.env.unwrapped.session)
         return obs, reward, terminated, truncated, info

@@ -7,7 +7,7 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.utils import RecordConstructorArgs
 
-from lifelong_gym.methods.self_consistency import GroupVote
+from lifelong_gym.methods import GroupSelfConsistencyMethod
 
 
 class GroupSelfConsistency(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
@@ -23,28 +23,21 @@ class GroupSelfConsistency(gym.Wrapper[str, str, str, str], RecordConstructorArg
         RecordConstructorArgs.__init__(self, groups=groups, per_group=per_group)
         gym.Wrapper.__init__(self, env)
         self.model = model
-        self.vote = GroupVote(groups, per_group)
-        self._opening: str | None = None
+        self.method = GroupSelfConsistencyMethod(groups, per_group)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         """Start a task; its opening is what the groups' prompts are built on."""
         obs, info = self.env.reset(seed=seed, options=options)
-        self._opening = obs
+        self.method.start(self.env.unwrapped.session)
         return obs, info
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Vote on `action`, step with the winner, remember the task when it ends solved."""
         env = self.env.unwrapped
-        session = env.session
-        if self._opening is not None and session is not None:
-            action, record = self.vote.choose(
-                self.model, env.normalize_action, session, self._opening, action
-            )
-            session.details.setdefault("self_consistency", []).append(record)
+        action = self.method.vote(self.model, env.normalize_action, env.session, action)
         obs, reward, terminated, truncated, info = self.env.step(action)
-        if (terminated or truncated) and self._opening is not None:
-            self.vote.memory.remember(env.session, self._opening)
-            self._opening = None
+        if terminated or truncated:
+            self.method.finish(env.session)
         return obs, reward, terminated, truncated, info

@@ -2,30 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import gymnasium as gym
-import numpy as np
 from gymnasium.utils import RecordConstructorArgs
 
 from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics, compute_metrics
 from lifelong_gym.session import EvaluationOutcome, Session
-from lifelong_gym.tasks import TaskSet
-
-OrderName = Literal["sample", "shuffled"]
-ORDERS: tuple[str, ...] = ("sample", "shuffled")
-
-
-def task_order(tasks: TaskSet, order: str = "sample", seed: int | None = None) -> list[int]:
-    """The sample indices of a lifelong run: the set's sample order or a seeded permutation."""
-    if order == "sample":
-        return list(tasks.order)
-    if order == "shuffled":
-        if seed is None:
-            raise ValueError('order="shuffled" needs a seed so that a run can be repeated')
-        permutation = np.random.default_rng(seed).permutation(len(tasks.order))
-        return [tasks.order[int(i)] for i in permutation]
-    raise ValueError(f"order must be one of {', '.join(ORDERS)}; got {order!r}")
+from lifelong_gym.tasks import OrderName, task_order
 
 
 class LifelongTaskSequence(gym.Wrapper[str, str, str, str], RecordConstructorArgs):

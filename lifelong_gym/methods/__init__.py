@@ -1,14 +1,19 @@
-"""Lifelong-learning methods as runner callbacks (their wrappers live in `lifelong_gym.wrappers`).
+"""Lifelong-learning methods, each one object used by a callback and by a wrapper.
 
-Importing this package registers the callbacks' names for `--callback NAME:k=v,...`.
+The runner's callbacks are in `lifelong_gym.run.method_callbacks`, the Gymnasium wrappers
+in `lifelong_gym.wrappers`; both call the same `start` / `finish` of the method object.
+Nothing here knows the runner.
 """
 
-from .replay import ExperienceReplayCallback, RelevantReplayCallback
-from .self_consistency import GroupSelfConsistencyCallback, GroupVote
+from .budget import resolve_budget
+from .experience import Experience, ExperienceMemory
+from .replay import ExperienceReplayMethod
+from .self_consistency import GroupSelfConsistencyMethod
 
 __all__ = [
-    "ExperienceReplayCallback",
-    "GroupSelfConsistencyCallback",
-    "GroupVote",
-    "RelevantReplayCallback",
+    "Experience",
+    "ExperienceMemory",
+    "ExperienceReplayMethod",
+    "GroupSelfConsistencyMethod",
+    "resolve_budget",
 ]

@@ -1,66 +1,62 @@
-"""Experience replay as runner callbacks: `experience_replay` and `relevant_replay`."""
+"""Experience replay, written once: the runner's callbacks and the Gymnasium wrapper call it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from lifelong_gym.callbacks import Callback, register_callback
-from lifelong_gym.experience import DEFAULT_REPLY_RESERVE, ExperienceMemory, Strategy
+from lifelong_gym.session import Session
 
-from .budget import resolve_budget
+from .experience import DEFAULT_REPLY_RESERVE, ExperienceMemory, Strategy
 
 
-@register_callback("experience_replay")
-class ExperienceReplayCallback(Callback):
-    """Put the last `n` solved sessions into each new task's opening prompt (the paper's replay).
+class ExperienceReplayMethod:
+    """Put the `n` chosen solved sessions into each new task's opening prompt (the paper's).
 
-    `budget`: None, a number of tokens, or "auto" (the agent's model's context window);
-    with a budget, experiences are dropped until the prompt plus `reserve` tokens fits.
-    The memory is saved with every snapshot and restored on resume.
+    `start(session)` when a task begins rewrites the session's first message (so the
+    session records what the agent saw) and lists the replayed task indices in
+    `session.details["replayed"]`; `finish(session)` when it ends remembers it if it was
+    solved. `strategy` is "recent" (the last `n`) or "relevant" (most shared skills, then
+    the most similar task text). With `token_budget` and `count_tokens` (the model's
+    tokenizer), experiences are dropped until the prompt plus `reply_reserve` tokens fits.
     """
 
-    strategy: Strategy = "recent"
-
     def __init__(
-        self, n: int = 4, budget: int | str | None = None, reserve: int = DEFAULT_REPLY_RESERVE
+        self,
+        n: int = 4,
+        strategy: Strategy = "recent",
+        *,
+        token_budget: int | None = None,
+        count_tokens: Callable[[str], int] | None = None,
+        reply_reserve: int = DEFAULT_REPLY_RESERVE,
     ):
-        self.n = n
-        self.budget = budget
-        self.reserve = reserve
-        self.memory = ExperienceMemory(n, self.strategy)
+        self.memory = ExperienceMemory(
+            n, strategy, token_budget=token_budget, count_tokens=count_tokens
+        )
+        self.reply_reserve = reply_reserve
         self._opening: str | None = None
 
-    def setup(self, agent, env):
-        """Resolve the budget against the agent's model (an unusable budget stops the run)."""
-        self.memory.token_budget, self.memory.count_tokens = resolve_budget(self.budget, agent)
-
-    def on_environment_reset(self, agent, env, session, history, control):
-        """Replace the opening prompt with one that holds the chosen experiences."""
+    def start(self, session: Session) -> str:
+        """Put the chosen experiences into the opening prompt; return the new prompt."""
         opening = session.chat_history[0].content
         self._opening = opening
         prompt, replayed = self.memory.prompt_with_experiences(
-            opening, session.skills, reserve=self.reserve
+            opening, session.skills, reserve=self.reply_reserve
         )
         session.chat_history[0].content = prompt
         session.details["replayed"] = replayed
+        return prompt
 
-    def on_environment_complete(self, agent, env, session, history, control):
-        """Remember the session if it was solved."""
+    def finish(self, session: Session) -> None:
+        """Remember the finished session if it was solved (with the opening the env gave)."""
         if self._opening is not None:
             self.memory.remember(session, self._opening)
             self._opening = None
 
     def state(self) -> dict[str, Any]:
-        """The memory of experiences."""
+        """The memory of experiences, as JSON-ready values."""
         return self.memory.state()
 
     def load_state(self, state: dict[str, Any]) -> None:
-        """Restore the memory."""
+        """Take back what `state()` returned."""
         self.memory.load_state(state)
-
-
-@register_callback("relevant_replay")
-class RelevantReplayCallback(ExperienceReplayCallback):
-    """Replay the `n` solved sessions sharing most skills, then most similar instructions."""
-
-    strategy: Strategy = "relevant"

@@ -15,12 +15,9 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lifelong_gym.agents import to_messages
-from lifelong_gym.callbacks import Callback, register_callback
-from lifelong_gym.experience import DEFAULT_REPLY_RESERVE, Experience, ExperienceMemory
-from lifelong_gym.session import ChatMessage, Role, Session
+from lifelong_gym.session import ChatMessage, Role, Session, to_messages
 
-from .budget import resolve_budget
+from .experience import DEFAULT_REPLY_RESERVE, Experience, ExperienceMemory
 
 Normalizer = Callable[[str], str | None]
 TIE_QUESTION = (
@@ -29,8 +26,13 @@ TIE_QUESTION = (
 )
 
 
-class GroupVote:
-    """The vote of one turn, and the memory of solved sessions it draws groups from."""
+class GroupSelfConsistencyMethod:
+    """The paper's group self-consistency, written once for the runner and the wrapper.
+
+    `start(session)` when a task begins keeps its opening prompt; `vote(...)` replaces one
+    reply by the group vote and records how it was chosen in
+    `session.details["self_consistency"]`; `finish(session)` remembers a solved session.
+    """
 
     def __init__(self, groups: int = 2, per_group: int = 2, reserve: int = DEFAULT_REPLY_RESERVE):
         if groups < 1 or per_group < 1:
@@ -39,6 +41,33 @@ class GroupVote:
         self.per_group = per_group
         self.reserve = reserve
         self.memory = ExperienceMemory(n=groups * per_group, strategy="recent")
+        self._opening: str | None = None
+
+    def start(self, session: Session) -> None:
+        """Keep the opening prompt that the groups' prompts are built on."""
+        self._opening = session.chat_history[0].content
+
+    def vote(self, model: Any, normalize: Normalizer, session: Session, reply: str) -> str:
+        """The reply to send instead of `reply`; the vote is recorded in the session."""
+        if self._opening is None:
+            return reply
+        chosen, record = self.choose(model, normalize, session, self._opening, reply)
+        session.details.setdefault("self_consistency", []).append(record)
+        return chosen
+
+    def finish(self, session: Session) -> None:
+        """Remember the finished session if it was solved."""
+        if self._opening is not None:
+            self.memory.remember(session, self._opening)
+            self._opening = None
+
+    def state(self) -> dict[str, Any]:
+        """The memory of experiences, as JSON-ready values."""
+        return self.memory.state()
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Take back what `state()` returned."""
+        self.memory.load_state(state)
 
     def choose(
         self, model: Any, normalize: Normalizer, session: Session, opening: str, reply: str
@@ -109,56 +138,3 @@ class GroupVote:
 
 def _user(content: str) -> ChatMessage:
     return ChatMessage(role=Role.USER, content=content)
-
-
-@register_callback("group_self_consistency")
-class GroupSelfConsistencyCallback(Callback):
-    """Replace each agent reply by the group vote (uses the agent's own model)."""
-
-    def __init__(
-        self,
-        groups: int = 2,
-        per_group: int = 2,
-        budget: int | str | None = None,
-        reserve: int = DEFAULT_REPLY_RESERVE,
-    ):
-        self.vote = GroupVote(groups, per_group, reserve)
-        self.budget = budget
-        self._opening: str | None = None
-
-    def setup(self, agent, env):
-        """Resolve the budget against the agent's model (an unusable budget stops the run)."""
-        memory = self.vote.memory
-        memory.token_budget, memory.count_tokens = resolve_budget(self.budget, agent)
-
-    def on_environment_reset(self, agent, env, session, history, control):
-        """Keep the opening prompt the groups' prompts are built on."""
-        self._opening = session.chat_history[0].content
-
-    def on_agent_inference(self, agent, env, session, history, control):
-        """Vote on the agent's reply before it reaches the environment."""
-        if control.reply is None or self._opening is None:
-            return None
-        model = getattr(agent, "model", None)
-        if model is None:
-            record = {"chosen_by": "agent", "reason": "the agent has no model to vote with"}
-            session.details.setdefault("self_consistency", []).append(record)
-            return None
-        control.reply, record = self.vote.choose(
-            model, env.unwrapped.normalize_action, session, self._opening, control.reply
-        )
-        session.details.setdefault("self_consistency", []).append(record)
-        return control
-
-    def on_environment_complete(self, agent, env, session, history, control):
-        """Remember the session if it was solved."""
-        if self._opening is not None:
-            self.vote.memory.remember(session, self._opening)
-
-    def state(self) -> dict[str, Any]:
-        """The memory of experiences."""
-        return self.vote.memory.state()
-
-    def load_state(self, state: dict[str, Any]) -> None:
-        """Restore the memory."""
-        self.vote.memory.load_state(state)

@@ -9,7 +9,7 @@ import pytest
 
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.agents import LanguageModelAgent, ModelPool, make_agent
-from lifelong_gym.runner import Runner
+from lifelong_gym.run import Runner
 
 from ..envs.db_fixtures import task_file
 from .chat_server import ChatServer, Reply

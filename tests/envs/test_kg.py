@@ -414,7 +414,9 @@ def test_normalize_action_reads_the_parsed_action():
     assert (
         key == env.normalize_action("Action: get_relations(m.0abc12)") == "get_relations(m.0abc12)"
     )
-    assert env.normalize_action("Action: count(#0, #1)") is None  # wrong arity
+    # a call of the wrong arity is read (its execution fails with an observation)
+    assert env.normalize_action("Action: count( #0,#1 )") == "count(#0, #1)"
+    assert env.normalize_action("Action: count(#0") is None  # not a call
     assert env.normalize_action("no action") is None
     assert env.normalize_action("Final Answer: #2") == "Final Answer: #2"
     env.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from lifelong_gym.core import InvalidReply
 from lifelong_gym.envs.os.actions import ActionError, disallowed_commands, parse_action
 from lifelong_gym.envs.os.judge import compare_answer
 from lifelong_gym.envs.os.shell import _Capture, ansi_c_quote
@@ -34,8 +35,8 @@ def test_finish_and_answer(reply, kind, content):
     "reply", ["", "ls -l", "Act: bash\nls", "Act: bash\n```bash\n\n```", "Act: answer(open"]
 )
 def test_replies_without_a_valid_action_are_refused(reply):
-    with pytest.raises(ActionError):
-        parse_action(reply)
+    parsed = parse_action(reply)
+    assert isinstance(parsed, InvalidReply) and parsed.reason
 
 
 def test_command_filter_uses_a_bash_parser():

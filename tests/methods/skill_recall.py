@@ -15,7 +15,7 @@ from pathlib import Path
 from lifelong_gym.agents import Agent, OracleAgent
 from lifelong_gym.envs.db.actions import answer_reply
 from lifelong_gym.envs.db.tasks import load_db_tasks, to_record
-from lifelong_gym.experience import CLOSING, HEADING
+from lifelong_gym.methods.experience import CLOSING, HEADING
 from lifelong_gym.session import Session
 
 LABELS = ("alpha", "beta", "gamma")

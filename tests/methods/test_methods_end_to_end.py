@@ -15,10 +15,9 @@ import pytest
 
 from lifelong_gym import ENV_IDS
 from lifelong_gym.agents import Agent, ModelPool, OracleAgent, to_messages
-from lifelong_gym.callbacks import make_callback
-from lifelong_gym.experience import ExperienceMemory
 from lifelong_gym.methods.budget import token_counter
-from lifelong_gym.runner import Runner
+from lifelong_gym.methods.experience import ExperienceMemory
+from lifelong_gym.run import Runner, make_callback
 from lifelong_gym.wrappers import ExperienceReplay, GroupSelfConsistency
 
 TASKS = 4
@@ -129,7 +128,7 @@ def test_budget_keeps_replay_within_the_context_window(tiny_model_dir, tmp_path)
     # the last task: its memory held every earlier experience; one more would overflow
     last = budgeted[-1]
     memory = ExperienceMemory(n=8)
-    memory.load_state(callback.memory.state())
+    memory.load_state(callback.method.state())
     memory.experiences = [e for e in memory.experiences if e.task_index != last["task_index"]]
     opening, _ = env.reset(options={"task_index": last["task_index"]})
     chosen = memory.select(last["skills"], memory.task_text(opening))

@@ -10,9 +10,8 @@ from click.testing import CliRunner
 
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.cli import main
-from lifelong_gym.experience import ExperienceMemory, split_instructions
-from lifelong_gym.methods import ExperienceReplayCallback, RelevantReplayCallback
-from lifelong_gym.runner import Runner
+from lifelong_gym.methods.experience import ExperienceMemory, split_instructions
+from lifelong_gym.run import ExperienceReplayCallback, RelevantReplayCallback, Runner
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
 from lifelong_gym.wrappers import ExperienceReplay
 

@@ -11,9 +11,10 @@ import pytest
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.agents import AgentError, LanguageModel, OracleAgent
 from lifelong_gym.envs.db.actions import answer_reply
-from lifelong_gym.experience import HEADING
-from lifelong_gym.methods.self_consistency import TIE_QUESTION, GroupSelfConsistencyCallback
-from lifelong_gym.runner import Runner
+from lifelong_gym.errors import CallbackSpecError
+from lifelong_gym.methods.experience import HEADING
+from lifelong_gym.methods.self_consistency import TIE_QUESTION
+from lifelong_gym.run import GroupSelfConsistencyCallback, Runner
 from lifelong_gym.wrappers import GroupSelfConsistency
 
 from .skill_recall import labelled_task_file
@@ -147,16 +148,17 @@ def test_the_callback_through_the_runner_matches_the_wrapper(env, tmp_path):
 def test_a_budget_trims_groups_and_may_leave_no_vote(env):
     model = RuleModel(_oracle_vote(env))
     wrapped = GroupSelfConsistency(env, model, groups=2, per_group=1)
-    wrapped.vote.memory.token_budget = 10  # far below any prompt
-    wrapped.vote.memory.count_tokens = lambda text: len(text.split())
+    wrapped.method.memory.token_budget = 10  # far below any prompt
+    wrapped.method.memory.count_tokens = lambda text: len(text.split())
     infos = _loop(wrapped, FirstSolvedThenWrong(env.unwrapped.tasks))
     assert infos[-1]["self_consistency"][0]["reason"] == "no experience fits the budget"
     assert model.calls == 0
 
 
-def test_an_agent_without_a_model_is_left_alone(env, tmp_path):
+def test_an_agent_without_a_model_is_refused_before_the_first_task(env, tmp_path):
     callback = GroupSelfConsistencyCallback()
     agent = FirstSolvedThenWrong(env.unwrapped.tasks)
-    Runner(env, agent, [callback], tmp_path, progress=False, plots=False).run()
-    last = [json.loads(line) for line in (tmp_path / "sessions.jsonl").open()][-1]
-    assert last["details"]["self_consistency"][0]["reason"] == "the agent has no model to vote with"
+    runner = Runner(env, agent, [callback], tmp_path, progress=False, plots=False)
+    with pytest.raises(CallbackSpecError, match="votes with the agent's model.*has none"):
+        runner.run()
+    assert not (tmp_path / "sessions.jsonl").exists()

@@ -11,12 +11,18 @@ from sqlglot.dialects.mysql import MySQL
 from sqlglot.errors import SqlglotError, TokenError
 from sqlglot.tokens import TokenType
 
+from lifelong_gym.core import InvalidReply
+
 
 @dataclass(frozen=True)
 class Operation:
     """Run one SQL statement."""
 
     sql: str
+
+    def key(self) -> str:
+        """The statement in sqlglot's canonical MySQL form."""
+        return "sql: " + canonical_sql(self.sql)
 
 
 @dataclass(frozen=True)
@@ -25,15 +31,12 @@ class Answer:
 
     text: str
 
-
-@dataclass(frozen=True)
-class Invalid:
-    """A reply that follows neither action format; it ends the task."""
-
-    reason: str
+    def key(self) -> str:
+        """The answer with its white space folded."""
+        return "answer: " + " ".join(self.text.split())
 
 
-Action = Operation | Answer | Invalid
+Action = Operation | Answer | InvalidReply
 
 _ACTION = re.compile(r"Action:\s*(Operation|Answer)\b", re.IGNORECASE)
 _SQL_BLOCK = re.compile(r"```sql\s*\n?(.*?)```", re.DOTALL | re.IGNORECASE)
@@ -44,22 +47,24 @@ def parse_reply(reply: str) -> Action:
     """The first action the reply names: an operation, an answer, or why it is invalid."""
     found = _ACTION.search(reply)
     if found is None:
-        return Invalid("the reply names neither `Action: Operation` nor `Action: Answer`")
+        return InvalidReply("the reply names neither `Action: Operation` nor `Action: Answer`")
     rest = reply[found.end() :]
     if found.group(1).lower() == "answer":
         answer = _FINAL_ANSWER.search(rest)
         if answer is None:
-            return Invalid("`Action: Answer` must be followed by a line `Final Answer: ...`")
+            return InvalidReply("`Action: Answer` must be followed by a line `Final Answer: ...`")
         return Answer(answer.group(1).strip())
     block = _SQL_BLOCK.search(rest)
     if block is None:
-        return Invalid("`Action: Operation` must be followed by a ```sql code block")
+        return InvalidReply("`Action: Operation` must be followed by a ```sql code block")
     sql = block.group(1).strip()
     if not sql:
-        return Invalid("the ```sql code block is empty")
+        return InvalidReply("the ```sql code block is empty")
     count = count_statements(sql)
     if count > 1:
-        return Invalid(f"the code block holds {count} SQL statements; send one statement a turn")
+        return InvalidReply(
+            f"the code block holds {count} SQL statements; send one statement a turn"
+        )
     return Operation(sql)
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lifelong_gym.core import Evaluation, Interaction, LifelongEnv
+from lifelong_gym.core import Evaluation, Interaction, InvalidReply, LifelongEnv
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
 from lifelong_gym.tasks import TaskSet
 
-from .actions import Answer, Invalid, canonical_sql, parse_reply
+from .actions import Action, Answer, parse_reply
 from .answer import parse_answer, row_overlap, rows_match
 from .backends import DatabaseBackend, StatementResult, make_backend
 from .backends.base import DEFAULT_MAX_ROWS, DEFAULT_STATEMENT_TIMEOUT, plain_value
@@ -79,7 +79,7 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
     def interact(self, action: str) -> Interaction:
         """Run the reply's statement, or finish on its answer; invalid replies end the task."""
         parsed = parse_reply(action)
-        if isinstance(parsed, Invalid):
+        if isinstance(parsed, InvalidReply):
             return Interaction(
                 f"Invalid reply: {parsed.reason}.",
                 done=True,
@@ -89,14 +89,9 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
             return Interaction("", done=True)
         return Interaction(format_result(self.backend.execute(parsed.sql), self.backend.max_rows))
 
-    def normalize_action(self, reply: str) -> str | None:
-        """SQL in sqlglot's canonical MySQL form, or the answer with white space folded."""
-        parsed = parse_reply(reply)
-        if isinstance(parsed, Invalid):
-            return None
-        if isinstance(parsed, Answer):
-            return "answer: " + " ".join(parsed.text.split())
-        return "sql: " + canonical_sql(parsed.sql)
+    def parse_action(self, reply: str) -> Action:
+        """An operation (one SQL statement), an answer, or why the reply is invalid."""
+        return parse_reply(reply)
 
     def release(self) -> None:
         """Close the back-end's connections and drop what it made."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from lifelong_gym.core import InvalidReply
 from lifelong_gym.envs.kg import sparql
 from lifelong_gym.envs.kg.backends import KGBackend
 from lifelong_gym.envs.kg.sexpr import ACTIONS, ActionCall, SExpr, SExprError, parse_action
@@ -33,19 +34,26 @@ class FinalAnswer:
 
     target: str
 
+    def key(self) -> str:
+        """`Final Answer: #N`."""
+        return f"Final Answer: {self.target.strip()}"
 
-def parse_reply(reply: str) -> ActionCall | FinalAnswer | None:
-    """The first action or final answer in a reply, or None when it holds neither."""
+
+def parse_reply(reply: str) -> ActionCall | FinalAnswer | InvalidReply:
+    """The first action or final answer in a reply, or why it holds neither."""
     match = _MARKER.search(reply)
     if match is None:
-        return None
+        return InvalidReply(
+            "the reply holds no action: write one line `Action: name(arguments)` "
+            "or `Final Answer: #N`"
+        )
     kind, rest = match.group(1), match.group(2).strip().removesuffix(".").rstrip()
     if kind == "Final Answer":
         return FinalAnswer(rest)
     try:
         return parse_action(rest)
-    except SExprError:
-        return None
+    except SExprError as error:
+        return InvalidReply(f"the action could not be read ({error})")
 
 
 @dataclass

@@ -18,7 +18,7 @@ from lifelong_gym.envs.kg.store_process import (
     graph_format,
     load_store,
 )
-from lifelong_gym.errors import BackendError, LifelongGymError
+from lifelong_gym.errors import BackendError, EnvArgumentError, LifelongGymError
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ class KGBackend(ABC):
 
     def __init__(self, timeout: float | None):
         if timeout is not None and timeout <= 0:
-            raise ValueError(f"query_timeout must be positive or None, got {timeout}")
+            raise EnvArgumentError(f"query_timeout must be positive or None, got {timeout}")
         self.timeout = timeout
 
     @abstractmethod
@@ -85,7 +85,10 @@ class OxigraphBackend(KGBackend):
                 f"graph={str(self.path)!r} is not a file; pass the path of an N-Triples (.nt) "
                 "or Turtle (.ttl) file, optionally gzip-compressed (.nt.gz, .ttl.gz)"
             )
-        self._format = graph_format(self.path)
+        try:
+            self._format = graph_format(self.path)
+        except ValueError as error:
+            raise EnvArgumentError(str(error)) from None
         self._store: Any = None
         self._process: StoreProcess | None = None
 
@@ -94,7 +97,11 @@ class OxigraphBackend(KGBackend):
         if self._store is None:
             if self.timeout is not None and self._process is None:
                 self._start_process()
-            self._store = load_store(self.path, self._format)
+            try:
+                self._store = load_store(self.path, self._format)
+            except ValueError as error:
+                self.close()
+                raise EnvArgumentError(str(error)) from None
         return self._store
 
     def select(self, query: str, *, bounded: bool = False) -> list[str]:
@@ -154,11 +161,21 @@ class SparqlEndpointBackend(KGBackend):
         super().__init__(timeout)
         parsed = urlparse(url or "")
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise ValueError(
+            raise EnvArgumentError(
                 f"backend='sparql' needs url= the http(s) address of a SPARQL endpoint, "
                 f"such as http://127.0.0.1:8890/sparql; got {url!r}"
             )
         self.url = str(url)
+        self._check_answers()
+
+    def _check_answers(self) -> None:
+        """Fail at start, with one clear message, when the endpoint does not answer."""
+        try:
+            self.select("SELECT ?s WHERE { ?s ?p ?o } LIMIT 1")
+        except (QueryRefused, BackendError) as error:
+            raise BackendError(
+                f"{error}; start the endpoint, or give url= the address of one that runs"
+            ) from None
 
     def select(self, query: str, *, bounded: bool = False) -> list[str]:
         """Send a SELECT query to the endpoint and read its JSON results."""

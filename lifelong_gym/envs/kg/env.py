@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lifelong_gym.core import DEFAULT_MAX_OBSERVATION_LENGTH, Evaluation, Interaction, LifelongEnv
+from lifelong_gym.core import (
+    DEFAULT_MAX_OBSERVATION_LENGTH,
+    Evaluation,
+    Interaction,
+    InvalidReply,
+    LifelongEnv,
+)
 from lifelong_gym.envs.kg.actions import (
-    ARITY,
     ActionError,
     ActionExecutor,
     FinalAnswer,
@@ -21,7 +26,9 @@ from lifelong_gym.envs.kg.backends import (
     SparqlEndpointBackend,
 )
 from lifelong_gym.envs.kg.prompt import opening_prompt
+from lifelong_gym.envs.kg.sexpr import ActionCall
 from lifelong_gym.envs.kg.task import KGTask, kg_task_from_record
+from lifelong_gym.errors import EnvArgumentError
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
 from lifelong_gym.tasks import TaskSet, load_task_set
 
@@ -106,31 +113,25 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
             render_mode=render_mode,
         )
         if max_results < 1:
-            raise ValueError(f"max_results must be at least 1, got {max_results}")
+            raise EnvArgumentError(f"max_results must be at least 1, got {max_results}")
         self.max_results = max_results
         self.backend = make_backend(backend, url=url, graph=graph, timeout=query_timeout)
         self._executor: ActionExecutor | None = None
         self._executed: list[bool] = []
         self._answer: tuple[str, ...] | None = None
 
-    def normalize_action(self, reply: str) -> str | None:
-        """The parsed action (`name(arg, ...)`) or final answer; None for no valid action."""
-        parsed = parse_reply(reply)
-        if isinstance(parsed, FinalAnswer):
-            return f"Final Answer: {parsed.target.strip()}"
-        if parsed is None or ARITY.get(parsed.name) != len(parsed.args):
-            return None
-        return str(parsed)
+    def parse_action(self, reply: str) -> ActionCall | FinalAnswer | InvalidReply:
+        """An action call, the final answer, or why the reply holds neither."""
+        return parse_reply(reply)
 
     def interact(self, action: str) -> Interaction:
         """Run the reply's action, or take its final answer."""
         executor = self._executor
         assert executor is not None, "interact() needs a started task"
         parsed = parse_reply(action)
-        if parsed is None:
+        if isinstance(parsed, InvalidReply):
             return Interaction(
-                "Your reply holds no action: write one line `Action: name(arguments)` "
-                "or `Final Answer: #N`.",
+                f"Invalid reply: {parsed.reason}.",
                 done=True,
                 status=SessionStatus.AGENT_VALIDATION_FAILED,
             )
@@ -196,13 +197,13 @@ def make_backend(
     """The store named by the environment's `backend` argument."""
     if backend == "oxigraph":
         if url is not None:
-            raise ValueError("url= is for backend='sparql'; the embedded store reads graph=")
+            raise EnvArgumentError("url= is for backend='sparql'; the embedded store reads graph=")
         return OxigraphBackend(graph, timeout=timeout)
     if backend == "sparql":
         if graph is not None:
-            raise ValueError(
+            raise EnvArgumentError(
                 "graph= is for the embedded store (backend='oxigraph'); load the file into "
                 "your endpoint instead"
             )
         return SparqlEndpointBackend(url, timeout=timeout)
-    raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    raise EnvArgumentError(f"backend must be one of {BACKENDS}, got {backend!r}")

@@ -71,6 +71,10 @@ class ActionCall:
     def __str__(self) -> str:
         return f"{self.name}({', '.join(self.args)})"
 
+    def key(self) -> str:
+        """The call as `name(arg, ...)`, spaced one way."""
+        return str(self)
+
 
 def parse_action(text: str) -> ActionCall:
     """Parse `name(arg, arg)` into an `ActionCall` (names and arity are not checked here)."""

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from lifelong_gym.core import InvalidReply
 from lifelong_gym.errors import ActionError
 
 OUTPUT_PREFIX = "The output of the OS:\n\n"
@@ -34,24 +35,30 @@ class Action:
     kind: Literal["bash", "finish", "answer"]
     content: str = ""
 
+    def key(self) -> str:
+        """The kind and the content with its white space folded."""
+        return f"{self.kind}: {' '.join(self.content.split())}"
 
-def parse_action(reply: str) -> Action:
+
+def parse_action(reply: str) -> Action | InvalidReply:
     """Parse a reply: `Act: bash` with fenced bash blocks, `Act: finish`, `Act: answer(...)`."""
     found = _ACT.search(reply)
     if found is None:
-        raise ActionError("the reply has no line `Act: bash`, `Act: finish` or `Act: answer(...)`")
+        return InvalidReply(
+            "the reply has no line `Act: bash`, `Act: finish` or `Act: answer(...)`"
+        )
     word = found.group(1).lower()
     if word == "finish":
         return Action("finish")
     if word.startswith("answer"):
         whole = _ANSWER.search(reply, found.start())
         if whole is None:
-            raise ActionError("`Act: answer(` must be closed with `)`")
+            return InvalidReply("`Act: answer(` must be closed with `)`")
         return Action("answer", whole.group(1).strip())
     blocks = _BASH_BLOCK.findall(reply, found.end())
     script = "\n".join(block.strip("\n") for block in blocks)
     if not script.strip():
-        raise ActionError("`Act: bash` must be followed by a fenced ```bash block with commands")
+        return InvalidReply("`Act: bash` must be followed by a fenced ```bash block with commands")
     return Action("bash", script)
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lifelong_gym.core import Evaluation, Interaction, LifelongEnv
+from lifelong_gym.core import Evaluation, Interaction, InvalidReply, LifelongEnv
 from lifelong_gym.envs.os.actions import (
+    Action,
     ActionError,
     disallowed_commands,
     format_output,
@@ -16,6 +17,7 @@ from lifelong_gym.envs.os.prompt import opening_prompt
 from lifelong_gym.envs.os.sandbox import ContainerPool, Limits, Sandbox
 from lifelong_gym.envs.os.shell import CommandResult, Mode
 from lifelong_gym.envs.os.tasks import OSTask, load_os_tasks
+from lifelong_gym.errors import EnvArgumentError
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
 from lifelong_gym.tasks import TaskSet
 
@@ -81,9 +83,9 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
         render_mode: str | None = None,
     ):
         if shell not in ("persistent", "bash-c"):
-            raise ValueError(f"shell must be 'persistent' or 'bash-c', got {shell!r}")
+            raise EnvArgumentError(f"shell must be 'persistent' or 'bash-c', got {shell!r}")
         if command_timeout <= 0:
-            raise ValueError(f"command_timeout must be positive, got {command_timeout}")
+            raise EnvArgumentError(f"command_timeout must be positive, got {command_timeout}")
         task_set = tasks if isinstance(tasks, TaskSet) else load_os_tasks(tasks)
         super().__init__(task_set, max_turns=max_turns, render_mode=render_mode)
         self.mode = Mode.PERSISTENT if shell == "persistent" else Mode.BASH_C
@@ -102,21 +104,18 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
         prepare(self.sandbox, task)
         return opening_prompt(task.instruction)
 
-    def normalize_action(self, reply: str) -> str | None:
-        """The parsed action with the script's white space folded; None for no valid action."""
-        try:
-            parsed = parse_action(reply)
-        except ActionError:
-            return None
-        return f"{parsed.kind}: {' '.join(parsed.content.split())}"
+    def parse_action(self, reply: str) -> Action | InvalidReply:
+        """A script to run, `finish`, an answer, or why the reply is invalid."""
+        return parse_action(reply)
 
     def interact(self, action: str) -> Interaction:
         """Parse the reply; run its script, or end the task on `finish` / `answer`."""
-        try:
-            parsed = parse_action(action)
-        except ActionError as error:
+        parsed = parse_action(action)
+        if isinstance(parsed, InvalidReply):
             return Interaction(
-                f"Invalid action: {error}.", done=True, status=SessionStatus.AGENT_VALIDATION_FAILED
+                f"Invalid action: {parsed.reason}.",
+                done=True,
+                status=SessionStatus.AGENT_VALIDATION_FAILED,
             )
         if parsed.kind == "finish":
             return Interaction("", done=True)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lifelong_gym.envs.os.shell import CommandResult, Mode, ShellSession
-from lifelong_gym.errors import SandboxError
+from lifelong_gym.errors import EnvArgumentError, SandboxError
 from lifelong_gym.processes import process_alive
 
 logger = logging.getLogger(__name__)
@@ -30,8 +30,8 @@ LABEL = "org.lifelong-gym.os"  # value: the run id
 LABEL_PID = "org.lifelong-gym.os.pid"
 LABEL_HOST = "org.lifelong-gym.os.host"
 BUILD_HINT = (
-    "build it with `lifelong-gym build-image os` (offline, needs debootstrap), "
-    "`lifelong-gym build-image os`, or `docker build -t {image} docker/os`"
+    "build it with `lifelong-gym build-image os --name {image}` (offline, needs "
+    "debootstrap) or `docker build -t {image} docker/os`"
 )
 
 # PID 1: ignores signals (so `kill -9 -1` inside cannot stop the container) and reaps orphans
@@ -176,7 +176,7 @@ class ContainerPool:
         client: Any = None,
     ):
         if size < 1:
-            raise ValueError(f"pool_size must be at least 1, got {size}")
+            raise EnvArgumentError(f"pool_size must be at least 1, got {size}")
         self.image = image
         self.size = size
         self.limits = limits or Limits()

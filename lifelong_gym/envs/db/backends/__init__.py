@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lifelong_gym.errors import EnvArgumentError
+
 from .base import BackendError, DatabaseBackend, StatementResult
 from .sqlite import SqliteBackend
 
@@ -14,15 +16,17 @@ def make_backend(backend: str, url: str | None = None, **limits: Any) -> Databas
     """The back-end named `backend` ("sqlite" or "mysql", the latter with a `url`)."""
     if backend == "sqlite":
         if url is not None:
-            raise BackendError("backend='sqlite' takes no url; for a server use backend='mysql'")
+            raise EnvArgumentError(
+                "backend='sqlite' takes no url; for a server use backend='mysql'"
+            )
         return SqliteBackend(**limits)
     if backend == "mysql":
         if not url:
-            raise BackendError("backend='mysql' needs url='mysql://user:password@host:port'")
+            raise EnvArgumentError("backend='mysql' needs url='mysql://user:password@host:port'")
         from .mysql import MysqlBackend
 
         return MysqlBackend(url, **limits)
-    raise BackendError(f"backend={backend!r} is unknown; choose one of {', '.join(BACKENDS)}")
+    raise EnvArgumentError(f"backend={backend!r} is unknown; choose one of {', '.join(BACKENDS)}")
 
 
 __all__ = [

@@ -8,13 +8,12 @@ import gymnasium as gym
 import pytest
 
 from lifelong_gym.agents import AgentContextLimitError
-from lifelong_gym.callbacks import EVENTS, Callback, SessionControl
-from lifelong_gym.runner import RunAbortedError, Runner
+from lifelong_gym.errors import RunAbortedError
+from lifelong_gym.run import EVENTS, Callback, Runner, SessionControl
+from lifelong_gym.run.folder import RunDirectory, RunDirectoryError
 from lifelong_gym.session import EvaluationOutcome, SessionStatus
-from lifelong_gym.snapshots import RunDirectory, RunDirectoryError
 from lifelong_gym.wrappers import LifelongTaskSequence
-
-from .arithmetic_env import DownAgent, PatternAgent, SumEnv
+from tests.arithmetic_env import DownAgent, PatternAgent, SumEnv
 
 
 class Recorder(Callback):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics, compute_metrics
-from lifelong_gym.snapshots import METRICS_FILE, SESSIONS_FILE, read_sessions, write_json_atomic
+from lifelong_gym.run.folder import METRICS_FILE, SESSIONS_FILE, read_sessions, write_json_atomic
 
 LEARNING_CURVE_FILE = "learning_curve.png"
 PER_SKILL_FILE = "per_skill.png"

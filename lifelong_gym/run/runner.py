@@ -21,19 +21,19 @@ from pydantic import BaseModel
 from tqdm.auto import tqdm
 
 from lifelong_gym.agents import Agent, AgentError
-from lifelong_gym.callbacks import Callback, SessionControl, state_keys
 from lifelong_gym.errors import RunAbortedError
 from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics, compute_metrics
-from lifelong_gym.report import format_report, write_plots
-from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
-from lifelong_gym.snapshots import (
+from lifelong_gym.run.callbacks import Callback, SessionControl, state_keys
+from lifelong_gym.run.folder import (
     CONFIG_FILE,
     METRICS_FILE,
+    REPAIR,
     RunDirectory,
     RunDirectoryError,
-    config_differences,
 )
-from lifelong_gym.wrappers.task_sequence import task_order
+from lifelong_gym.run.report import format_report, write_plots
+from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
+from lifelong_gym.tasks import task_order
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +59,8 @@ class Runner:
         env: an environment whose `unwrapped` is a `LifelongEnv` (wrappers are fine).
         agent: the agent that writes the replies.
         callbacks: observers of the seven events, run in list order.
-        output_dir: where snapshots, metrics and plots go; None keeps the run in memory.
+        output_dir: where snapshots, metrics and plots go (a path, or a `RunDirectory`
+            already opened and locked, which the run then closes); None keeps it in memory.
         max_tasks: run at most this many tasks of the stream (None: all of it).
         order: "sample" (the task set's order) or "shuffled" (a permutation by `seed`).
         seed: seed of the shuffled order.
@@ -79,7 +80,7 @@ class Runner:
         env: gym.Env,
         agent: Agent,
         callbacks: Sequence[Callback] = (),
-        output_dir: str | Path | None = None,
+        output_dir: str | Path | RunDirectory | None = None,
         max_tasks: int | None = None,
         *,
         order: str = "sample",
@@ -96,7 +97,10 @@ class Runner:
         self.env = env
         self.agent = agent
         self.callbacks = list(callbacks)
-        self.output_dir = Path(output_dir) if output_dir is not None else None
+        self._folder = output_dir if isinstance(output_dir, RunDirectory) else None
+        self.output_dir = (
+            self._folder.path if self._folder else Path(output_dir) if output_dir else None
+        )
         self.max_tasks = max_tasks
         self.order = task_order(env.unwrapped.tasks, order, seed)
         self.order_name, self.seed = order, seed
@@ -120,7 +124,10 @@ class Runner:
         """Run (or resume) the stream; return the metrics of all finished sessions."""
         for callback in self.callbacks:  # a callback that cannot work here says so now
             callback.setup(self.agent, self.env)
-        folder = RunDirectory(self.output_dir) if self.output_dir is not None else None
+        folder = self._folder or (
+            RunDirectory(self.output_dir) if self.output_dir is not None else None
+        )
+        self._folder = None  # the run owns the folder now, and closes it
         try:
             return self._run(folder)
         finally:
@@ -164,17 +171,12 @@ class Runner:
     def _open(self, folder: RunDirectory) -> None:
         """Start a new run in `folder`, or resume the one it holds."""
         config = self.run_config()
-        saved = folder.read_json(CONFIG_FILE)
         if self.restart:
             folder.clear()
-        elif saved is not None and saved != config:
-            changes = "; ".join(config_differences(saved, config)[:6])
-            raise RunDirectoryError(
-                f"{folder.path} holds a run with another config ({changes}); to resume it, "
-                "run it with its own config; to start over there, pass --overwrite "
-                "(restart=True); or choose another output folder"
-            )
+        else:
+            folder.refuse_other_config(config)
         history, states = folder.load()
+        self._check_history(folder, history)
         folder.write_json(CONFIG_FILE, config)
         self.history = history
         for key, callback in self._keyed_callbacks():
@@ -191,6 +193,23 @@ class Runner:
                 "--overwrite (restart=True)"
             )
         logger.info("resuming %s after %d sessions", folder.path, len(history))
+
+    def _check_history(self, folder: RunDirectory, history: list[Session]) -> None:
+        """The recorded sessions must be the stream's first tasks, in order, each once."""
+        if len(history) > len(self.order):
+            raise RunDirectoryError(
+                f"{folder.sessions_path} records {len(history)} sessions but the run's task "
+                f"stream has {len(self.order)}; {REPAIR}"
+            )
+        for number, (session, expected) in enumerate(
+            zip(history, self.order, strict=False), start=1
+        ):
+            if session.task_index != expected:
+                raise RunDirectoryError(
+                    f"{folder.sessions_path}: session {number} is task {session.task_index}, "
+                    f"but task {expected} comes there in the run's order (a duplicated, "
+                    f"removed or reordered line); {REPAIR}"
+                )
 
     def _save(self, folder: RunDirectory, session: Session) -> None:
         states = self._callback_states()

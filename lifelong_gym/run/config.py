@@ -9,11 +9,14 @@ import gymnasium as gym
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from lifelong_gym import methods  # noqa: F401 - registers the methods' callback names
 from lifelong_gym.agents import ModelConfigError, ModelPool, make_agent
-from lifelong_gym.callbacks import make_callback, parse_assignment
+from lifelong_gym.arguments import check_arguments
+from lifelong_gym.core import LifelongEnv
 from lifelong_gym.errors import RunConfigError
-from lifelong_gym.runner import Runner
+from lifelong_gym.run import method_callbacks  # noqa: F401 - registers the methods' names
+from lifelong_gym.run.folder import RunDirectory
+from lifelong_gym.run.registry import make_callback, parse_assignment
+from lifelong_gym.run.runner import Runner
 
 
 class RunConfig(BaseModel):
@@ -79,31 +82,33 @@ def parse_env_args(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
 
 
 def build_runner(config: RunConfig) -> Runner:
-    """Make the environment, agent and callbacks a config names, and a runner over them."""
-    kwargs = dict(config.env_args)
-    if config.tasks is not None:
-        kwargs["tasks"] = config.tasks
+    """Make the environment, agent and callbacks a config names, and a runner over them.
+
+    The cheap checks come first and the model last: a bad callback spec, a bad env
+    argument, a busy output folder or a changed config is refused before any model loads.
+    """
+    callbacks = [make_callback(spec) for spec in config.callbacks]
+    env = make_env(config)
+    folder = None
     try:
-        env = gym.make(config.env, **kwargs)
-    except gym.error.Error as error:
-        raise RunConfigError(f"env {config.env!r}: {error}") from None
-    except TypeError as error:
-        raise RunConfigError(f"env {config.env!r} does not take these env_args: {error}") from None
-    try:
+        folder = RunDirectory(config.output)
+        if not config.overwrite:
+            folder.refuse_other_config({"user": config.identity()}, keys=("user",))
         try:
             pool = ModelPool(config.models) if config.models else None
         except ModelConfigError as error:
             raise RunConfigError(f"models: {error}") from None
         agent = make_agent(config.agent, env.unwrapped.tasks, pool)
-        callbacks = [make_callback(spec) for spec in config.callbacks]
-    except Exception:
+    except BaseException:
+        if folder is not None:
+            folder.close()
         env.close()
         raise
     return Runner(
         env,
         agent,
         callbacks,
-        output_dir=config.output,
+        output_dir=folder,
         max_tasks=config.max_tasks,
         order=config.order,
         seed=config.seed,
@@ -112,3 +117,22 @@ def build_runner(config: RunConfig) -> Runner:
         restart=config.overwrite,
         progress=config.progress,
     )
+
+
+def make_env(config: RunConfig) -> gym.Env:
+    """The environment of a run, its arguments checked against its signature first."""
+    kwargs = dict(config.env_args)
+    if config.tasks is not None:
+        kwargs["tasks"] = config.tasks
+    try:
+        spec = gym.spec(config.env)
+    except gym.error.Error as error:
+        raise RunConfigError(f"env {config.env!r}: {error}") from None
+    entry = spec.entry_point
+    target = gym.envs.registration.load_env_creator(entry) if isinstance(entry, str) else entry
+    base = LifelongEnv if isinstance(target, type) and issubclass(target, LifelongEnv) else None
+    check_arguments(target, kwargs, f"env {config.env}", also=base)
+    try:
+        return gym.make(config.env, **kwargs)
+    except TypeError as error:
+        raise RunConfigError(f"env {config.env!r} does not take these env_args: {error}") from None

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lifelong_gym.metrics import LifelongMetrics, compute_metrics
-from lifelong_gym.snapshots import SESSIONS_FILE, read_sessions
+from lifelong_gym.run.folder import SESSIONS_FILE, read_sessions
 
 COMPARISON_PLOT = "comparison.png"
 

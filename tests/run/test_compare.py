@@ -7,10 +7,8 @@ from click.testing import CliRunner
 
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.cli import main
-from lifelong_gym.methods import ExperienceReplayCallback
-from lifelong_gym.runner import Runner
-
-from .methods.skill_recall import SkillRecallAgent, labelled_task_file, predict, seeds_of
+from lifelong_gym.run import ExperienceReplayCallback, Runner
+from tests.methods.skill_recall import SkillRecallAgent, labelled_task_file, predict, seeds_of
 
 ORDER = ["alpha", "beta"] * 6
 

@@ -29,6 +29,7 @@ CONFIG_FILE = "config.json"
 METRICS_FILE = "metrics.json"
 LOCK_FILE = ".lock"
 RUN_FILES = (SESSIONS_FILE, STATE_FILE, CONFIG_FILE, METRICS_FILE)
+REPAIR = "the folder was edited or damaged: repair the file or start over with --overwrite"
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -58,12 +59,17 @@ def read_sessions(path: Path) -> tuple[list[Session], list[int], list[bool]]:
         try:
             record = json.loads(line)
             changed.append(bool(record.pop(STATE_CHANGED, False)))
-            sessions.append(Session.model_validate(record))
+            session = Session.model_validate(record)
         except (ValueError, ValidationError, AttributeError, TypeError) as error:
             raise RunDirectoryError(
-                f"{path}:{number} is not a session record ({error}); the file was "
-                "edited or damaged: repair it or start over with --overwrite"
+                f"{path}:{number} is not a session record ({error}); {REPAIR}"
             ) from None
+        if not session.finished:
+            raise RunDirectoryError(
+                f"{path}:{number} records a session that is {session.status.value}, but only "
+                f"finished sessions are recorded; {REPAIR}"
+            )
+        sessions.append(session)
         ends.append(offset)
     return sessions, ends, changed
 
@@ -91,9 +97,36 @@ class RunDirectory:
         return self.path / SESSIONS_FILE
 
     def read_json(self, name: str) -> Any:
-        """A JSON file of the run, or None when it is absent."""
+        """A JSON object file of the run, or None when it is absent; damage is an error."""
         file = self.path / name
-        return json.loads(file.read_text(encoding="utf-8")) if file.exists() else None
+        if not file.exists():
+            return None
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as error:
+            raise RunDirectoryError(f"{file} is not JSON ({error}); {REPAIR}") from None
+        if not isinstance(data, dict):
+            kind = type(data).__name__
+            raise RunDirectoryError(f"{file} holds a {kind}, not an object; {REPAIR}")
+        return data
+
+    def refuse_other_config(
+        self, config: dict[str, Any], keys: tuple[str, ...] | None = None
+    ) -> None:
+        """Refuse to resume a run that was made with another config (or its `keys` only)."""
+        saved = self.read_json(CONFIG_FILE)
+        if saved is None:
+            return
+        if keys is not None:
+            saved = {key: saved.get(key) for key in keys}
+            config = {key: config.get(key) for key in keys}
+        if saved != config:
+            changes = "; ".join(config_differences(saved, config)[:6])
+            raise RunDirectoryError(
+                f"{self.path} holds a run with another config ({changes}); to resume it, "
+                "run it with its own config; to start over there, pass --overwrite "
+                "(restart=True); or choose another output folder"
+            )
 
     def write_json(self, name: str, data: Any) -> None:
         """Replace a JSON file of the run atomically."""
@@ -114,7 +147,12 @@ class RunDirectory:
         """
         sessions, ends, changed = read_sessions(self.sessions_path)
         state = self.read_json(STATE_FILE) or {"sessions": 0, "callbacks": {}}
-        saved = int(state["sessions"])
+        saved, callbacks = state.get("sessions"), state.get("callbacks", {})
+        if not isinstance(saved, int) or isinstance(saved, bool) or not isinstance(callbacks, dict):
+            raise RunDirectoryError(
+                f"{self.path / STATE_FILE} is not a callback state (it needs an integer "
+                f"'sessions' and an object 'callbacks'); {REPAIR}"
+            )
         last_change = max((i + 1 for i, c in enumerate(changed) if c), default=0)
         if last_change == len(sessions) and last_change == saved + 1:
             sessions.pop()  # killed between the line and its state
@@ -129,7 +167,7 @@ class RunDirectory:
         if self.sessions_path.exists() and self.sessions_path.stat().st_size != good:
             os.truncate(self.sessions_path, good)
         self.sessions_done = len(sessions)
-        return sessions, dict(state.get("callbacks", {}))
+        return sessions, dict(callbacks)
 
     def append_session(self, session: Session, callback_states: dict[str, Any] | None) -> None:
         """Record a finished session; then, if given (they changed), the callbacks' states."""

@@ -1,0 +1,82 @@
+"""Checking keyword arguments that come from text (CLI flags, YAML) against a signature."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pydantic import ConfigDict, TypeAdapter, ValidationError
+
+from lifelong_gym.errors import ConfigError
+
+_LAX = ConfigDict(arbitrary_types_allowed=True)
+
+
+def check_arguments(
+    target: Callable[..., Any],
+    arguments: Mapping[str, Any],
+    what: str,
+    *,
+    also: Callable[..., Any] | None = None,
+) -> None:
+    """Raise a `ConfigError` naming the argument when `arguments` do not fit `target`.
+
+    `target` is a class or function; `also` is where its `**kwargs` go (for an environment,
+    the base class), so their names and types are checked too. An unknown name, or a value
+    of the wrong type (`max_turns=abc`), is one line that lists what `target` accepts.
+    """
+    parameters = _parameters(target)
+    if also is not None and any(p.kind == p.VAR_KEYWORD for p in parameters.values()):
+        parameters = {**_parameters(also), **parameters}
+    named = {name: p for name, p in parameters.items() if p.kind not in (p.VAR_POSITIONAL,)}
+    takes_any = any(p.kind == p.VAR_KEYWORD for p in named.values()) and also is None
+    accepted = ", ".join(n for n, p in named.items() if p.kind != p.VAR_KEYWORD)
+    for name, value in arguments.items():
+        parameter = named.get(name)
+        if parameter is None or parameter.kind == parameter.VAR_KEYWORD:
+            if takes_any:
+                continue
+            raise ConfigError(f"{what} takes no argument {name!r}; its arguments: {accepted}")
+        expected = parameter.annotation
+        if expected is inspect.Parameter.empty:
+            continue
+        adapter = _adapter(expected)
+        if adapter is None:
+            continue
+        try:
+            adapter.validate_python(value)
+        except ValidationError:
+            raise ConfigError(
+                f"{what}: {name} must be {_describe(expected)}, got {value!r}"
+            ) from None
+
+
+def _parameters(target: Callable[..., Any]) -> dict[str, inspect.Parameter]:
+    function = target.__init__ if isinstance(target, type) else target
+    signature = inspect.signature(function)
+    try:
+        hints = typing.get_type_hints(function)
+    except Exception:  # noqa: BLE001 - an annotation that cannot be resolved is not checked
+        hints = {}
+    return {
+        name: parameter.replace(annotation=hints.get(name, inspect.Parameter.empty))
+        for name, parameter in signature.parameters.items()
+        if name != "self"
+    }
+
+
+def _adapter(annotation: Any) -> TypeAdapter | None:
+    try:
+        return TypeAdapter(annotation, config=_LAX)
+    except Exception:  # noqa: BLE001 - a type pydantic cannot check is left to the callee
+        return None
+
+
+def _describe(annotation: Any) -> str:
+    names = {int: "an integer", float: "a number", str: "text", bool: "true or false"}
+    options = typing.get_args(annotation) if typing.get_origin(annotation) else (annotation,)
+    described = [names.get(o, getattr(o, "__name__", str(o))) for o in options if o is not None]
+    described = [d for d in described if d != "NoneType"]
+    return " or ".join(dict.fromkeys(described)) or str(annotation)

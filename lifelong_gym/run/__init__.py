@@ -1,0 +1,31 @@
+"""The run layer: the runner, its callbacks and registry, the run folder, config, reports.
+
+Everything here stands on the environments, methods, wrappers and agents; nothing below
+imports it.
+"""
+
+from .callbacks import EVENTS, Callback, SessionControl
+from .config import RunConfig, build_runner, load_run_config
+from .method_callbacks import (
+    ExperienceReplayCallback,
+    GroupSelfConsistencyCallback,
+    RelevantReplayCallback,
+)
+from .registry import CALLBACKS, make_callback, register_callback
+from .runner import Runner
+
+__all__ = [
+    "CALLBACKS",
+    "EVENTS",
+    "Callback",
+    "ExperienceReplayCallback",
+    "GroupSelfConsistencyCallback",
+    "RelevantReplayCallback",
+    "RunConfig",
+    "Runner",
+    "SessionControl",
+    "build_runner",
+    "load_run_config",
+    "make_callback",
+    "register_callback",
+]

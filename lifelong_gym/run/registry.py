@@ -1,0 +1,87 @@
+"""Callbacks by name: `--callback NAME[:key=value,...]` and `register_callback`."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import yaml
+
+from lifelong_gym.arguments import check_arguments
+from lifelong_gym.errors import CallbackSpecError, ConfigError
+
+from .callbacks import Callback
+
+CALLBACKS: dict[str, type[Callback]] = {}
+
+CallbackT = TypeVar("CallbackT", bound=type[Callback])
+
+
+def register_callback(name: str) -> Callable[[CallbackT], CallbackT]:
+    """Class decorator: make a callback buildable by name (`--callback NAME:k=v,...`)."""
+
+    def register(cls: CallbackT) -> CallbackT:
+        if name in CALLBACKS and CALLBACKS[name] is not cls:
+            raise ValueError(f"a callback named {name!r} is registered already")
+        CALLBACKS[name] = cls
+        return cls
+
+    return register
+
+
+def parse_assignment(item: str) -> tuple[str, Any]:
+    """Split `key=value` into the key and the value read as YAML (`3` is an int, `x` text)."""
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        raise ValueError(f"{item!r} is not key=value")
+    try:
+        return key.strip(), yaml.safe_load(value) if value.strip() else ""
+    except yaml.YAMLError as error:
+        raise ValueError(f"{item!r}: the value is not valid YAML ({error.problem})") from None
+
+
+# a comma that starts the next key=value (commas inside values such as [1, 2] stay)
+_NEXT_KEY = re.compile(r",(?=\s*[A-Za-z_][\w-]*\s*=)")
+
+
+def parse_callback_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """Split `NAME[:key=value,...]` into the name and its keyword arguments."""
+    name, _, rest = spec.partition(":")
+    try:
+        pairs = [parse_assignment(item) for item in _NEXT_KEY.split(rest) if item.strip()]
+    except ValueError as error:
+        raise CallbackSpecError(f"callback spec {spec!r}: {error}") from None
+    return name.strip(), dict(pairs)
+
+
+def make_callback(spec: str) -> Callback:
+    """Build a callback from `NAME[:key=value,...]`; NAME is registered or `module.Class`."""
+    name, kwargs = parse_callback_spec(spec)
+    cls = CALLBACKS.get(name) or _import_callback(name)
+    try:
+        check_arguments(cls, kwargs, f"callback {name}")
+    except ConfigError as error:
+        raise CallbackSpecError(str(error)) from None
+    try:
+        return cls(**kwargs)
+    except TypeError as error:
+        raise CallbackSpecError(f"callback spec {spec!r}: {error}") from None
+
+
+def _import_callback(name: str) -> type[Callback]:
+    module_name, _, class_name = name.rpartition(".")
+    known = ", ".join(sorted(CALLBACKS)) or "none"
+    if not module_name:
+        raise CallbackSpecError(
+            f"no callback named {name!r}; registered: {known} "
+            "(or give one as module.path.ClassName)"
+        )
+    try:
+        cls = getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError) as error:
+        raise CallbackSpecError(f"cannot import callback {name!r}: {error}") from None
+    if not (isinstance(cls, type) and issubclass(cls, Callback)):
+        raise CallbackSpecError(f"{name!r} is not a Callback subclass")
+    return cls

@@ -1,0 +1,163 @@
+"""A user's mistake is one line `Error: ...` that names the fix, never a traceback."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from lifelong_gym.cli import main
+from lifelong_gym.errors import LifelongGymError
+from lifelong_gym.run.folder import RunDirectory
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    """The real command, in a process of its own (what a user sees, stdout and stderr)."""
+    return subprocess.run(
+        [sys.executable, "-m", "lifelong_gym", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> None:
+    assert result.returncode != 0, result.stdout
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr  # no traceback, no repeated hint
+    assert lines[0].startswith("Error: "), lines[0]
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+@pytest.mark.parametrize(
+    ("env_args", "fragments"),
+    [
+        (["backend=postgres"], ["backend='postgres'", "sqlite, mysql"]),
+        (["max_turns=abc"], ["max_turns must be an integer", "'abc'"]),
+        (["statement_timeout=soon"], ["statement_timeout must be a number"]),
+        (["no_such_argument=1"], ["no argument 'no_such_argument'", "max_turns"]),
+        (["backend=sqlite", "url=mysql://x"], ["takes no url"]),
+    ],
+)
+def test_bad_env_arguments(tmp_path, env_args, fragments):
+    flags = [item for arg in env_args for item in ("--env-arg", arg)]
+    result = run_cli("run", "--output", str(tmp_path / "run"), *flags)
+    assert_one_line_error(result, *fragments)
+
+
+def test_an_unreachable_mysql_server(tmp_path, mysql_url):
+    url = f"mysql://root@127.0.0.1:{free_port()}"
+    result = run_cli(
+        "run", "--output", str(tmp_path), "--env-arg", "backend=mysql", "--env-arg", f"url={url}"
+    )
+    assert_one_line_error(result, "cannot connect to MySQL", "check that the server runs")
+
+
+@pytest.mark.parametrize("backend", ["mysql"])
+def test_a_server_back_end_without_url(tmp_path, backend):
+    result = run_cli("run", "--output", str(tmp_path), "--env-arg", f"backend={backend}")
+    assert_one_line_error(result, "needs url=")
+
+
+def test_a_sparql_endpoint_that_does_not_answer_is_refused_at_start(tmp_path):
+    pytest.importorskip("SPARQLWrapper")
+    url = f"http://127.0.0.1:{free_port()}/sparql"
+    result = run_cli(
+        "run",
+        "--env",
+        "LifelongKG-v0",
+        "--output",
+        str(tmp_path),
+        "--env-arg",
+        "backend=sparql",
+        "--env-arg",
+        f"url={url}",
+    )
+    assert_one_line_error(result, url, "start the endpoint")
+    assert not (tmp_path / "sessions.jsonl").exists()
+    no_url = run_cli(
+        "run", "--env", "LifelongKG-v0", "--output", str(tmp_path), "--env-arg", "backend=sparql"
+    )
+    assert_one_line_error(no_url, "needs url=")
+
+
+def test_an_os_image_that_does_not_exist_names_the_tag_asked_for(tmp_path, docker_engine):
+    tag = "lifelong-gym/os:no-such-tag"
+    result = run_cli(
+        "run", "--env", "LifelongOS-v0", "--output", str(tmp_path), "--env-arg", f"image={tag}"
+    )
+    assert_one_line_error(result, f"build-image os --name {tag}", f"docker build -t {tag}")
+    assert ":latest" not in result.stderr
+    assert result.stderr.count("build-image") == 1
+
+
+@pytest.mark.parametrize(
+    ("spec", "fragment"),
+    [
+        ("experience_replay:n=four", "n must be an integer, got 'four'"),
+        ("experience_replay:budget=[1]", "budget must be an integer or text"),
+        ("experience_replay:size=3", "no argument 'size'"),
+        ("no_such_method", "no callback named 'no_such_method'"),
+        ("group_self_consistency", "has none"),  # the oracle has no model to vote with
+    ],
+)
+def test_bad_callbacks(tmp_path, spec, fragment):
+    result = run_cli("run", "--output", str(tmp_path), "--callback", spec)
+    assert_one_line_error(result, fragment)
+
+
+def test_a_busy_folder_is_refused_before_the_model_loads(tmp_path):
+    """`hf:` of a folder with no model would fail while loading; the lock must come first."""
+    folder = RunDirectory(tmp_path / "run")  # another run holds the lock
+    try:
+        result = run_cli(
+            "run", "--output", str(tmp_path / "run"), "--agent", f"hf:{tmp_path / 'no-model'}"
+        )
+    finally:
+        folder.close()
+    assert_one_line_error(result, "is in use by another run")
+
+
+def test_a_changed_config_is_refused_before_the_model_loads(tmp_path):
+    out = str(tmp_path / "run")
+    first = run_cli("run", "--output", out, "--max-tasks", "2", "--no-progress")
+    assert first.returncode == 0, first.stderr
+    again = run_cli("run", "--output", out, "--agent", f"hf:{tmp_path / 'no-model'}")
+    assert_one_line_error(again, "another config", "user.agent: 'oracle' ->", "--overwrite")
+
+
+@pytest.mark.parametrize("command", ["run", "report", "compare", "generate", "build-image"])
+def test_dash_h_works_on_every_command(command):
+    result = CliRunner().invoke(main, [command, "-h"])
+    assert result.exit_code == 0, result.output
+    assert "Usage:" in result.output
+
+
+def test_every_public_error_is_a_lifelong_gym_error():
+    import lifelong_gym.errors as errors
+
+    classes = [
+        value
+        for value in vars(errors).values()
+        if isinstance(value, type) and issubclass(value, Exception)
+    ]
+    assert len(classes) >= 19
+    assert all(issubclass(c, LifelongGymError) for c in classes)
+    # the names stay importable where they were
+    from lifelong_gym.agents import AgentError, AgentSpecError
+    from lifelong_gym.envs.db.backends import BackendError as DBBackendError
+    from lifelong_gym.envs.kg.backends import BackendError as KGBackendError
+    from lifelong_gym.tasks import TaskFileError
+
+    assert DBBackendError is KGBackendError is errors.BackendError
+    assert {AgentError, AgentSpecError, TaskFileError} <= set(classes)
