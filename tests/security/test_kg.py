@@ -147,3 +147,20 @@ def test_a_doubling_intersection_chain_is_an_observation_on_virtuoso() -> None:
         assert env.step("Action: count(#0)")[0].startswith("Observation:")  # the task goes on
     finally:
         env.close()
+
+
+@pytest.mark.timeout(60)
+def test_a_doubling_chain_stops_at_the_compilers_cap_on_oxigraph() -> None:
+    env = LifelongKGEnv(max_turns=40)
+    try:
+        task = env.tasks[env.tasks.order[0]]
+        env.reset(options={"task_index": task.index})
+        env.step("Action: " + task.action_list[1])  # get_neighbors: variable #0
+        for k in range(30):
+            observation, _, terminated, _, info = env.step(f"Action: intersection(#{k}, #{k})")
+            assert not terminated and "status" not in info
+            if observation.startswith("Error:"):
+                break
+        assert "too large" in observation and k < 12
+    finally:
+        env.close()
