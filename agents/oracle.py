@@ -9,11 +9,18 @@ from .base import Agent
 
 
 class OracleAgent(Agent):
-    """Replies with the reference solution of the session's task, step by step."""
+    """Replies with the reference solution of the session's task, step by step.
 
-    def __init__(self, tasks: TaskSet):
+    `action_format="tools"` replies with native tool calls (OpenAI assistant messages).
+    """
+
+    def __init__(self, tasks: TaskSet, action_format: str = "text"):
         self.tasks = tasks
+        self.action_format = action_format
 
     def act(self, session: Session) -> str:
         """The reference reply for the next turn of `session`'s task."""
-        return self.tasks[session.task_index].oracle_reply(session.chat_history)
+        task = self.tasks[session.task_index]
+        if self.action_format == "text":
+            return task.oracle_reply(session.chat_history)
+        return task.oracle_reply(session.chat_history, self.action_format)

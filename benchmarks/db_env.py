@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sqlite3
 import time
 
@@ -73,12 +74,13 @@ def mysql_floor(tasks, indices, url: str) -> float:
 
     connection = pymysql.connect(autocommit=True, **parse_url(url))
     cursor = connection.cursor()
+    database = f"lgym_floor_{os.getpid()}"  # several engineers may measure on one server
     start = time.perf_counter()
     for index in indices:
         task = tasks[index]
         table = task.table_info
-        cursor.execute("CREATE DATABASE lgym_floor")
-        cursor.execute("USE lgym_floor")
+        cursor.execute(f"CREATE DATABASE {database}")
+        cursor.execute(f"USE {database}")
         columns = ", ".join(f"{mysql_quote(c.name)} {c.type}" for c in table.column_info_list)
         cursor.execute(f"CREATE TABLE {mysql_quote(table.name)} ({columns})")
         marks = ", ".join(["%s"] * len(table.column_info_list))
@@ -89,7 +91,7 @@ def mysql_floor(tasks, indices, url: str) -> float:
             with contextlib.suppress(pymysql.MySQLError):
                 cursor.execute(statement)
                 cursor.fetchall()
-        cursor.execute("DROP DATABASE lgym_floor")
+        cursor.execute(f"DROP DATABASE {database}")
     elapsed = time.perf_counter() - start
     connection.close()
     return elapsed / len(indices)

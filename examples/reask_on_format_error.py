@@ -20,8 +20,8 @@ import argparse
 import gymnasium as gym
 
 import lifelong_gym  # noqa: F401  (registers the environment ids)
+from lifelong_gym.actions import InvalidReply
 from lifelong_gym.agents import make_agent
-from lifelong_gym.core import InvalidReply
 from lifelong_gym.run import Callback, Runner, register_callback
 from lifelong_gym.session import Role
 

@@ -20,7 +20,7 @@ import gymnasium as gym
 import lifelong_gym  # noqa: F401 - registers the environment ids
 from lifelong_gym.agents import make_agent
 from lifelong_gym.run import ExperienceReplayCallback, Runner
-from lifelong_gym.run.compare import format_comparison, load_run_metrics, plot_comparison
+from lifelong_gym.run.compare import format_comparison, load_compared_runs, plot_comparison
 
 
 @dataclass
@@ -44,10 +44,9 @@ def run_study(study: Study) -> None:
         Runner(env, agent, [replay], folder, max_tasks=study.max_tasks).run()
         folders.append(folder)
     env.close()
-    metrics = [load_run_metrics(folder) for folder in folders]
-    names = [folder.name for folder in folders]
-    print(format_comparison(names, metrics))
-    print("wrote", plot_comparison(names, metrics, study.output / "comparison.png"))
+    runs = load_compared_runs(folders)  # lettered A, B, ... in the order of the sizes
+    print(format_comparison([run.letter for run in runs], [run.metrics for run in runs]))
+    print("wrote", plot_comparison(runs, study.output / "comparison.png"))
 
 
 def main() -> None:

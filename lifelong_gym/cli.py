@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import importlib
 import logging
-import sys
 from pathlib import Path
 
 import click
 
+from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 from lifelong_gym.errors import LifelongGymError
 from lifelong_gym.run.compare import (
-    COMPARISON_PLOT,
+    comparison_warnings,
+    default_plot_path,
     format_comparison,
-    load_run_metrics,
+    format_runs,
+    load_compared_runs,
     plot_comparison,
 )
 from lifelong_gym.run.config import build_runner, load_run_config, parse_env_args
+from lifelong_gym.run.html_compare import write_compare_page
 from lifelong_gym.run.report import format_report, report_run
 
 
@@ -65,37 +68,50 @@ def run(config_path: str | None, **flags: object) -> None:
 @main.command()
 @click.argument("output", type=click.Path(exists=True, file_okay=False))
 def report(output: str) -> None:
-    """Print the metrics of a finished or partial run and write its plots."""
+    """Print the metrics of a finished or partial run; write its plots and report.html."""
     try:
-        metrics, plots = report_run(Path(output))
-    except (FileNotFoundError, LifelongGymError) as error:
+        metrics, written = report_run(Path(output))
+    except LifelongGymError as error:
         raise click.ClickException(str(error)) from None
     click.echo(format_report(metrics))
-    for path in plots:
+    for path in written:
         click.echo(f"wrote {path}")
 
 
 @main.command()
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @click.option(
-    "--plot", "plot_path", type=click.Path(dir_okay=False), help="Where to write the plot."
+    "--plot",
+    "plot_path",
+    type=click.Path(dir_okay=False),
+    help="Where to write the plot (default: beside the first run, named after the runs).",
 )
-def compare(runs: tuple[str, ...], plot_path: str | None) -> None:
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False),
+    help="Also write a comparison page linking to each run's report.html.",
+)
+def compare(runs: tuple[str, ...], plot_path: str | None, html_path: str | None) -> None:
     """Compare runs: success overall and per skill beside the first run, and learning curves."""
-    folders = [Path(run) for run in runs]
     try:
-        metrics = [load_run_metrics(folder) for folder in folders]
-    except (FileNotFoundError, LifelongGymError) as error:
+        compared = load_compared_runs([Path(run) for run in runs])
+    except LifelongGymError as error:
         raise click.ClickException(str(error)) from None
-    names = [folder.name for folder in folders]
-    click.echo(format_comparison(names, metrics))
-    target = Path(plot_path) if plot_path else folders[0].parent / COMPARISON_PLOT
-    click.echo(f"wrote {plot_comparison(names, metrics, target)}")
+    for warning in comparison_warnings(compared):
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(format_runs(compared) + "\n")
+    click.echo(format_comparison([r.letter for r in compared], [r.metrics for r in compared]))
+    target = Path(plot_path) if plot_path else default_plot_path(compared)
+    click.echo(f"wrote {plot_comparison(compared, target)}")
+    if html_path:
+        for path in write_compare_page(compared, Path(html_path)):
+            click.echo(f"wrote {path}")
 
 
 @main.command("build-image")
 @click.argument("environment", type=click.Choice(["os"]))
-@click.option("--name", help="Image name (default lifelong-gym/os:latest).")
+@click.option("--name", help=f"Image name (default {DEFAULT_IMAGE}).")
 @click.option("--suite", help="Debian suite (default bookworm).")
 @click.option("--mirror", help="Debian mirror URL (default deb.debian.org).")
 @click.option("--force", is_flag=True, help="Rebuild even if the image exists.")
@@ -127,10 +143,17 @@ GENERATORS = {
 @click.argument("environment", type=click.Choice(sorted(GENERATORS)))
 @click.pass_context
 def generate(context: click.Context, environment: str) -> None:
-    """Make a fresh, verified task set (`lifelong-gym generate db -h` lists its options)."""
+    """Make a fresh, verified task set in ./lifelong-gym-tasks/ENV/ (or --output).
+
+    Every generator takes --output, --name and --seed; `lifelong-gym generate db -h` lists
+    all of an environment's options.
+    """
     module = importlib.import_module(GENERATORS[environment])
-    sys.argv[0] = f"lifelong-gym generate {environment}"
-    raise SystemExit(module.main(context.args) or 0)
+    try:
+        code = module.main(context.args)
+    except LifelongGymError as error:
+        raise click.ClickException(str(error)) from None
+    raise SystemExit(code or 0)
 
 
 if __name__ == "__main__":

@@ -6,21 +6,27 @@ import logging
 from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, Protocol
+from typing import Any, ClassVar, Generic
 
 import gymnasium as gym
 
+from lifelong_gym.actions import InvalidReply, ParsedAction, TextAction
 from lifelong_gym.errors import EnvArgumentError
 from lifelong_gym.metrics import LifelongMetrics, compute_metrics
 from lifelong_gym.session import EvaluationOutcome, Role, Session, SessionStatus
 from lifelong_gym.spaces import UnicodeText
 from lifelong_gym.tasks import TaskSet, TaskT
+from lifelong_gym.tool_calls import ToolCall, parse_tool_call
 from lifelong_gym.truncation import truncate_middle
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_OBSERVATION_LENGTH = 16_000
 DEFAULT_MAX_ACTION_LENGTH = 100_000
+ACTION_FORMATS = ("text", "tools")
+# "binary": 1.0 for a correct task, else 0.0 (the benchmark's); "partial": a wrong task
+# earns its partial credit (the environment's `partial_credit` detail) instead of 0.0.
+REWARDS: tuple[str, ...] = ("binary", "partial")
 
 
 @dataclass
@@ -30,31 +36,6 @@ class Interaction:
     observation: str
     done: bool = False
     status: SessionStatus = SessionStatus.COMPLETED
-
-
-@dataclass(frozen=True)
-class InvalidReply:
-    """A reply in none of the environment's action formats; `reason` tells the agent why."""
-
-    reason: str
-
-
-class ParsedAction(Protocol):
-    """What an environment's parser makes of a valid reply."""
-
-    def key(self) -> str:
-        """One spelling for actions that do the same thing (the voting key)."""
-
-
-@dataclass(frozen=True)
-class TextAction:
-    """The reply itself, for environments without an action format of their own."""
-
-    text: str
-
-    def key(self) -> str:
-        """The text with its white space folded."""
-        return " ".join(self.text.split())
 
 
 @dataclass
@@ -77,6 +58,8 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 1}
+    # the key of the evaluation details holding partial credit in [0, 1]; None: none exists
+    partial_credit: ClassVar[str | None] = None
 
     def __init__(
         self,
@@ -86,12 +69,24 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
         max_observation_length: int = DEFAULT_MAX_OBSERVATION_LENGTH,
         max_action_length: int = DEFAULT_MAX_ACTION_LENGTH,
         render_mode: str | None = None,
+        action_format: str = "text",
+        reward: str = "binary",
     ):
+        if reward not in REWARDS:
+            raise EnvArgumentError(
+                f"reward must be one of {', '.join(map(repr, REWARDS))}; got {reward!r}"
+            )
         if max_turns < 1:
             raise EnvArgumentError(f"max_turns must be at least 1, got {max_turns}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise EnvArgumentError(f"render_mode must be one of {self.metadata['render_modes']}")
+        if action_format not in ACTION_FORMATS:
+            raise EnvArgumentError(
+                f"action_format must be one of {', '.join(ACTION_FORMATS)}, got {action_format!r}"
+            )
+        self.action_format = action_format
         self.tasks = tasks
+        self.reward_mode = reward
         self.max_turns = max_turns
         self.max_observation_length = max_observation_length
         self.render_mode = render_mode
@@ -145,7 +140,7 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
             session.status = SessionStatus.TASK_LIMIT_REACHED
         if terminated or truncated:
             self.complete()
-        return observation, session.reward, terminated, truncated, self._info()
+        return observation, session.reward, terminated, truncated, self.task_info()
 
     def close(self) -> None:
         """Abandon the task in flight and free the back-end; safe to call twice."""
@@ -181,20 +176,49 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
             self._release_task()
         session.outcome = evaluation.outcome
         session.details.update(evaluation.details)
-        session.reward = 1.0 if evaluation.outcome == EvaluationOutcome.CORRECT else 0.0
+        session.reward = self._reward(evaluation)
         return session
+
+    def end_task(self, status: SessionStatus, error: str = "") -> Session:
+        """Stop the running task with `status` and score it as it stands.
+
+        For ends that come from outside the environment: Gymnasium's `TimeLimit`
+        (`status=TASK_LIMIT_REACHED`), a runner that stops a session, a failing agent.
+        """
+        session = self.session
+        assert session is not None and not session.finished, "end_task() needs a running task"
+        session.status = status
+        if error:
+            session.error = session.error or error
+        return self.complete()
 
     def calculate_metric(self, sessions: Sequence[Session]) -> LifelongMetrics:
         """Overall, per-status and per-skill success over finished sessions."""
         return compute_metrics(sessions)
 
-    def parse_action(self, reply: str) -> ParsedAction | InvalidReply:
-        """The action a reply asks for, or why it asks for none (the environment's parser).
+    #: OpenAI-style function schemas of the environment's actions (`action_format="tools"`)
+    tool_schemas: ClassVar[tuple[dict[str, Any], ...]] = ()
 
-        This default takes the reply's text as it is; environments override it.
-        """
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """The environment's actions as OpenAI-style function tools, for a model's `tools=`."""
+        return [dict(schema) for schema in self.tool_schemas]
+
+    def parse_action(self, reply: str) -> ParsedAction | InvalidReply:
+        """The action a reply asks for, in the environment's action format, or why not."""
+        if self.action_format == "tools":
+            call = parse_tool_call(reply)
+            return call if isinstance(call, InvalidReply) else self.action_from_tool_call(call)
+        return self.parse_text_action(reply)
+
+    def parse_text_action(self, reply: str) -> ParsedAction | InvalidReply:
+        """The action of a reply in the text format (environments override this)."""
         text = TextAction(reply)
         return text if text.key() else InvalidReply("the reply is empty")
+
+    def action_from_tool_call(self, call: ToolCall) -> ParsedAction | InvalidReply:
+        """The action a tool call asks for (environments with tools override this)."""
+        return InvalidReply(f"this environment has no tool {call.name!r}")
 
     def normalize_action(self, reply: str) -> str | None:
         """A key equal for replies that do the same thing (for voting); None if invalid."""
@@ -230,7 +254,8 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
         position = int(self.np_random.integers(len(self.tasks)))
         return self.tasks.indices[position]
 
-    def _info(self) -> dict[str, Any]:
+    def task_info(self) -> dict[str, Any]:
+        """The `info` of the current task as `step` returns it (status and outcome once ended)."""
         session = self.session
         assert session is not None
         info: dict[str, Any] = {
@@ -243,6 +268,14 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
             info["outcome"] = session.outcome.value
             info.update(session.details)
         return info
+
+    def _reward(self, evaluation: Evaluation) -> float:
+        if evaluation.outcome == EvaluationOutcome.CORRECT:
+            return 1.0
+        if self.reward_mode == "partial" and self.partial_credit is not None:
+            credit = float(evaluation.details.get(self.partial_credit, 0.0))
+            return min(max(credit, 0.0), 1.0)
+        return 0.0
 
     def _fit(self, text: str) -> str:
         return truncate_middle(text, self.max_observation_length)

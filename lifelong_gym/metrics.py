@@ -21,7 +21,11 @@ class SkillMetrics(BaseModel):
 
 
 class LearningCurve(BaseModel):
-    """Success after each session: cumulative, and over a sliding window."""
+    """Success after each session: cumulative, and over a sliding window.
+
+    `window` is the width actually used: the one asked for, or the run's length when the
+    run is shorter (a 20-session run's window is 20 sessions, not 50).
+    """
 
     window: int
     cumulative: list[float] = Field(default_factory=list)
@@ -75,6 +79,7 @@ def learning_curve(solved: Sequence[bool], window: int = DEFAULT_WINDOW) -> Lear
     """Cumulative and sliding-window success after each session."""
     if window < 1:
         raise ValueError(f"window must be at least 1, got {window}")
+    window = min(window, len(solved)) or window
     cumulative, windowed = [], []
     running = 0
     for i, ok in enumerate(solved):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +13,8 @@ from typing import Any, Generic, Literal, TypeVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from lifelong_gym.errors import ConfigError, TaskFileError
+from lifelong_gym.actions import ParsedAction
+from lifelong_gym.errors import ConfigError, EnvArgumentError, TaskFileError
 from lifelong_gym.session import ChatMessage
 
 logger = logging.getLogger(__name__)
@@ -28,9 +30,14 @@ class Task(BaseModel):
     index: int
     skills: tuple[str, ...] = ()
 
-    def oracle_reply(self, history: Sequence[ChatMessage]) -> str:
-        """The reply that replays this task's reference solution, given the history so far."""
+    def oracle_action(self, history: Sequence[ChatMessage]) -> ParsedAction:
+        """The next action of this task's reference solution, given the history so far."""
         raise NotImplementedError(f"{type(self).__name__} has no reference solution to replay")
+
+    def oracle_reply(self, history: Sequence[ChatMessage], action_format: str = "text") -> str:
+        """The reply that replays the reference solution, in either action format."""
+        action = self.oracle_action(history)
+        return action.tool_call().reply() if action_format == "tools" else action.text()
 
 
 TaskT = TypeVar("TaskT", bound=Task)
@@ -85,6 +92,52 @@ class TaskSet(Generic[TaskT]):
 
     def __iter__(self) -> Iterator[TaskT]:
         return (self._by_index[i] for i in self.order)
+
+
+def curriculum_order(
+    tasks: TaskSet,
+    stages: Sequence[Sequence[str]] | None = None,
+    seed: int | None = None,
+) -> list[int]:
+    """The set's tasks easy to hard: by skill stage, then by number of skills.
+
+    Without `stages` a task's level is its number of skills (fewer first). With `stages`
+    (lists of skills, easiest first, each adding to the ones before) a task's level is the
+    first stage by which every skill it uses has been introduced; tasks using a skill no
+    stage names come last. Within a level, tasks with fewer skills come first; ties keep
+    the set's sample order, or are shuffled with `seed`.
+    """
+    introduced: dict[str, int] = {}
+    for level, stage in enumerate(stages or ()):
+        for skill in stage:
+            introduced.setdefault(skill, level)
+    unstaged = len(stages or ())
+
+    def level(index: int) -> int:
+        skills = tasks[index].skills
+        if stages is None:
+            return len(skills)
+        return max((introduced.get(skill, unstaged) for skill in skills), default=0)
+
+    order = list(tasks.order)
+    if seed is not None:
+        random.Random(f"curriculum-{seed}").shuffle(order)
+    return sorted(order, key=lambda i: (level(i), len(tasks[i].skills)))
+
+
+def shard_order(order: Sequence[int], shard: tuple[int, int]) -> list[int]:
+    """Shard `index` of `count` of a task order: every count-th task from position `index`.
+
+    The `count` shards are disjoint and together hold every task of `order` once; at any
+    point the shards' next tasks are neighbours in `order`.
+    """
+    index, count = shard
+    if not 0 < count <= len(order) or not 0 <= index < count:
+        raise EnvArgumentError(
+            f"shard=(index, count) needs 0 <= index < count <= {len(order)} (the tasks in "
+            f"the order); got {tuple(shard)}"
+        )
+    return list(order[index::count])
 
 
 def read_records(path: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -191,6 +244,11 @@ def load_task_set(
     return TaskSet(tasks, order, name=str(source or default), skipped=skipped)
 
 
+def order_path(tasks_path: Path) -> Path:
+    """Where a task file's sample order is kept: `NAME.order.json` beside `NAME.jsonl`."""
+    return tasks_path.with_name(tasks_path.name.removesuffix(".jsonl") + ".order.json")
+
+
 def shipped_task_sets(environment: str) -> dict[str, Path]:
     """The names and files of the task sets shipped for an environment."""
     folder = DATA_DIR / environment
@@ -202,26 +260,29 @@ def _resolve(
 ) -> tuple[Path, list[int] | None]:
     shipped = shipped_task_sets(environment)
     name = default if source is None else str(source)
-    if name in shipped:
-        path = shipped[name]
-        order_path = path.with_suffix(".order.json")
-        order = json.loads(order_path.read_text()) if order_path.is_file() else None
-        return path, order
-    path = Path(name).expanduser()
+    path = shipped[name] if name in shipped else Path(name).expanduser()
     if path.exists():
-        return path, None
+        order = order_path(path)
+        return path, json.loads(order.read_text()) if order.is_file() else None
     raise TaskFileError(
         f"tasks={name!r} is neither a file nor a shipped {environment} task set; "
         f"shipped sets: {', '.join(shipped) or 'none'}"
     )
 
 
-OrderName = Literal["sample", "shuffled"]
-ORDERS: tuple[str, ...] = ("sample", "shuffled")
+OrderName = Literal["sample", "shuffled", "curriculum"]
+ORDERS: tuple[str, ...] = ("sample", "shuffled", "curriculum")
 
 
-def task_order(tasks: TaskSet, order: str = "sample", seed: int | None = None) -> list[int]:
-    """The sample indices of a lifelong run: the set's sample order or a seeded permutation."""
+def task_order(
+    tasks: TaskSet,
+    order: str = "sample",
+    seed: int | None = None,
+    stages: Sequence[Sequence[str]] | None = None,
+) -> list[int]:
+    """The sample indices of a lifelong run: the set's sample order, a seeded permutation,
+    or a curriculum easy to hard (`curriculum_order`: by `stages` of skills, else by the
+    number of skills; ties shuffled with `seed`)."""
     if order == "sample":
         return list(tasks.order)
     if order == "shuffled":
@@ -229,4 +290,6 @@ def task_order(tasks: TaskSet, order: str = "sample", seed: int | None = None) -
             raise ConfigError('order="shuffled" needs a seed so that a run can be repeated')
         permutation = np.random.default_rng(seed).permutation(len(tasks.order))
         return [tasks.order[int(i)] for i in permutation]
+    if order == "curriculum":
+        return curriculum_order(tasks, stages, seed)
     raise ConfigError(f"order must be one of {', '.join(ORDERS)}; got {order!r}")

@@ -5,6 +5,7 @@ In CI (`CI` set) a skip is a failure: CI installs every service, so nothing may 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -51,6 +52,16 @@ def docker_engine():
 
 
 @pytest.fixture(scope="session")
+def os_image(docker_engine) -> str:
+    """The OS image's name, once the Docker engine holds it; else a skip saying why."""
+    from lifelong_gym.envs.os.image import DEFAULT_IMAGE, image_exists
+
+    if not image_exists(DEFAULT_IMAGE):
+        pytest.skip(f"image {DEFAULT_IMAGE} absent: run lifelong-gym build-image os")
+    return DEFAULT_IMAGE
+
+
+@pytest.fixture(scope="session")
 def external_dir() -> Path:
     """The peer benchmark's task files in ../shared/external, or a skip."""
     if not EXTERNAL.is_dir():
@@ -66,6 +77,22 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from lifelong_gym.agents.models.tiny import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+
+
+@pytest.fixture(scope="session")
+def smollm2_path() -> Path:
+    """The SmolLM2-135M-Instruct GGUF file (the real instruct model of the tests), or a skip."""
+    from lifelong_gym.agents.models.gguf import smollm2_path as locate
+    from lifelong_gym.errors import ModelConfigError
+
+    try:
+        path = locate()
+    except ModelConfigError as error:
+        pytest.skip(str(error))
+    for package in ("torch", "transformers", "gguf", "accelerate"):
+        if importlib.util.find_spec(package) is None:
+            pytest.skip(f"{package} is missing: pip install 'lifelong-gym[hf,smollm2]'")
+    return path
 
 
 def write_jsonl(path: Path, records: list[dict]) -> Path:

@@ -82,7 +82,7 @@ def test_a_yaml_config_is_the_same_run_as_the_flags(tmp_path, dev_tasks):
     [
         (["--agent", "gpt-9"], "unknown agent 'gpt-9'; known agents: oracle"),
         (["--env-arg", "max_turns"], "--env-arg 'max_turns' is not key=value"),
-        (["--env-arg", "colour=red"], "does not take these env_args"),
+        (["--env-arg", "colour=red"], "takes no argument 'colour'"),
         (["--env", "LifelongNope-v0"], "env 'LifelongNope-v0'"),
         (["--callback", "nope"], "no callback named 'nope'"),
         (["--max-tasks", "0"], "max_tasks: Input should be greater than or equal to 1"),

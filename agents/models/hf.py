@@ -27,8 +27,12 @@ class TransformersModel(LanguageModel):
             config.device or ("cuda" if torch.cuda.is_available() else "cpu")
         )
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(config.path)
-            model = AutoModelForCausalLM.from_pretrained(config.path, dtype=self._dtype(config))
+            # a GGUF file is de-quantized on load (the `gguf` package), to float32 on CPU
+            gguf = {"gguf_file": config.gguf_file} if config.gguf_file else {}
+            self.tokenizer = AutoTokenizer.from_pretrained(config.folder, **gguf)
+            model = AutoModelForCausalLM.from_pretrained(
+                config.folder, dtype=self._dtype(config), **gguf
+            )
         except (OSError, ValueError) as error:
             raise ModelConfigError(
                 f"cannot load model {config.name!r} from {config.path}: {error}"

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
 import threading
-import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -15,13 +13,12 @@ from ..base import AgentContextLimitError, AgentError
 from .base import LanguageModel, Message
 from .config import ModelConfigError, OpenAIModelConfig
 
-logger = logging.getLogger(__name__)
-
 _CONTEXT_MARKERS = ("context length", "context_length", "context window", "too many tokens")
 
 
 class OpenAIChatModel(LanguageModel):
-    """The `openai` client with our own retries (429, 5xx, timeouts) and a concurrency limit."""
+    """The `openai` client, retrying as the SDK does (429, 5xx, timeouts, Retry-After), with a
+    concurrency limit over all callers and failures mapped to the session statuses."""
 
     def __init__(self, config: OpenAIModelConfig):
         import openai
@@ -32,10 +29,11 @@ class OpenAIChatModel(LanguageModel):
             base_url=config.base_url,
             api_key=os.environ.get(config.api_key_env) or "EMPTY",
             timeout=config.timeout,
-            max_retries=0,
+            max_retries=config.max_retries,
         )
         self._slots = threading.BoundedSemaphore(config.concurrency)
-        self._retryable = (
+        # what the SDK retries; raised here only once its retries are spent (or refused)
+        self._retried = (
             openai.RateLimitError,
             openai.InternalServerError,
             openai.APITimeoutError,
@@ -48,7 +46,8 @@ class OpenAIChatModel(LanguageModel):
         """Fail before any task if no server answers, the key is refused or the model is unknown."""
         url, fix = self.config.base_url, "or set check_server=false"
         try:
-            listing = self.client.with_options(timeout=min(self.config.timeout, 10.0)).models.list()
+            check = self.client.with_options(timeout=min(self.config.timeout, 10.0), max_retries=0)
+            listing = check.models.list()
             served = [model.id for model in listing]
         except self._openai.APIConnectionError as error:
             raise ModelConfigError(
@@ -77,31 +76,25 @@ class OpenAIChatModel(LanguageModel):
             return list(pool.map(self._complete, batch))
 
     def _complete(self, messages: Sequence[Message]) -> str:
-        delay, attempt = self.config.retry_backoff, 0
-        while True:
-            try:
-                with self._slots:
-                    return self._request(messages)
-            except self._retryable as error:
-                if attempt == self.config.max_retries:
-                    raise AgentError(
-                        f"model {self.config.name!r} at {self.config.base_url}: gave up after "
-                        f"{attempt + 1} attempts: {type(error).__name__}: {error}"
-                    ) from error
-                wait = max(delay, _retry_after(error))
-                logger.warning("retrying %s in %.1fs: %s", self.config.name, wait, error)
-                time.sleep(wait)
-                delay, attempt = delay * 2, attempt + 1
-            except self._openai.BadRequestError as error:
-                if any(marker in str(error).lower() for marker in _CONTEXT_MARKERS):
-                    raise AgentContextLimitError(f"model {self.config.name!r}: {error}") from error
-                raise AgentError(f"model {self.config.name!r}: {error}") from error
-            except AgentError:
-                raise
-            except Exception as error:
-                raise AgentError(
-                    f"model {self.config.name!r}: {type(error).__name__}: {error}"
-                ) from error
+        try:
+            with self._slots:  # held through the SDK's retries: a retry is a request in flight
+                return self._request(messages)
+        except self._retried as error:
+            attempts = _attempts(error)
+            raise AgentError(
+                f"model {self.config.name!r} at {self.config.base_url}: gave up after "
+                f"{attempts} attempt{'s' * (attempts > 1)}: {type(error).__name__}: {error}"
+            ) from error
+        except self._openai.BadRequestError as error:
+            if any(marker in str(error).lower() for marker in _CONTEXT_MARKERS):
+                raise AgentContextLimitError(f"model {self.config.name!r}: {error}") from error
+            raise AgentError(f"model {self.config.name!r}: {error}") from error
+        except AgentError:
+            raise
+        except Exception as error:
+            raise AgentError(
+                f"model {self.config.name!r}: {type(error).__name__}: {error}"
+            ) from error
 
     def _request(self, messages: Sequence[Message]) -> str:
         options: dict[str, Any] = {"temperature": self.config.temperature}
@@ -129,10 +122,10 @@ class OpenAIChatModel(LanguageModel):
         self.client.close()
 
 
-def _retry_after(error: Exception) -> float:
-    """The seconds a server asked us to wait (its Retry-After header, at most a minute), or 0."""
-    response = getattr(error, "response", None)
+def _attempts(error: Exception) -> int:
+    """How many requests the SDK sent before giving up (it numbers its retries in a header)."""
+    request = getattr(error, "request", None)
     try:
-        return min(float(response.headers.get("retry-after", 0)), 60.0)  # type: ignore[union-attr]
+        return int(request.headers.get("x-stainless-retry-count", 0)) + 1  # type: ignore[union-attr]
     except (AttributeError, TypeError, ValueError):
-        return 0.0
+        return 1

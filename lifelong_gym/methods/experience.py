@@ -197,3 +197,32 @@ class ExperienceMemory:
         if self.token_budget is None or self.count_tokens is None:
             return True
         return self.count_tokens(prompt) + reserve <= self.token_budget
+
+
+class ExperienceMethod:
+    """The part every experience-based method shares: a memory fed by finished sessions.
+
+    A method keeps the opening prompt the environment gave at `start` (subclasses extend
+    it), remembers the session at `finish` if it was solved, and saves its memory.
+    """
+
+    memory: ExperienceMemory
+    _opening: str | None = None
+
+    def start(self, session: Session) -> None:
+        """Keep the opening prompt of the task that begins."""
+        self._opening = session.chat_history[0].content
+
+    def finish(self, session: Session) -> None:
+        """Remember the finished session if it was solved (with the opening the env gave)."""
+        if self._opening is not None:
+            self.memory.remember(session, self._opening)
+            self._opening = None
+
+    def state(self) -> dict:
+        """The memory of experiences, as JSON-ready values."""
+        return self.memory.state()
+
+    def load_state(self, state: dict) -> None:
+        """Take back what `state()` returned."""
+        self.memory.load_state(state)

@@ -17,7 +17,7 @@ from typing import Any
 
 from lifelong_gym.session import ChatMessage, Role, Session, to_messages
 
-from .experience import DEFAULT_REPLY_RESERVE, Experience, ExperienceMemory
+from .experience import DEFAULT_REPLY_RESERVE, Experience, ExperienceMemory, ExperienceMethod
 
 Normalizer = Callable[[str], str | None]
 TIE_QUESTION = (
@@ -26,7 +26,7 @@ TIE_QUESTION = (
 )
 
 
-class GroupSelfConsistencyMethod:
+class GroupSelfConsistencyMethod(ExperienceMethod):
     """The paper's group self-consistency, written once for the runner and the wrapper.
 
     `start(session)` when a task begins keeps its opening prompt; `vote(...)` replaces one
@@ -41,11 +41,6 @@ class GroupSelfConsistencyMethod:
         self.per_group = per_group
         self.reserve = reserve
         self.memory = ExperienceMemory(n=groups * per_group, strategy="recent")
-        self._opening: str | None = None
-
-    def start(self, session: Session) -> None:
-        """Keep the opening prompt that the groups' prompts are built on."""
-        self._opening = session.chat_history[0].content
 
     def vote(self, model: Any, normalize: Normalizer, session: Session, reply: str) -> str:
         """The reply to send instead of `reply`; the vote is recorded in the session."""
@@ -54,20 +49,6 @@ class GroupSelfConsistencyMethod:
         chosen, record = self.choose(model, normalize, session, self._opening, reply)
         session.details.setdefault("self_consistency", []).append(record)
         return chosen
-
-    def finish(self, session: Session) -> None:
-        """Remember the finished session if it was solved."""
-        if self._opening is not None:
-            self.memory.remember(session, self._opening)
-            self._opening = None
-
-    def state(self) -> dict[str, Any]:
-        """The memory of experiences, as JSON-ready values."""
-        return self.memory.state()
-
-    def load_state(self, state: dict[str, Any]) -> None:
-        """Take back what `state()` returned."""
-        self.memory.load_state(state)
 
     def choose(
         self, model: Any, normalize: Normalizer, session: Session, opening: str, reply: str

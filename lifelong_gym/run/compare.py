@@ -1,30 +1,104 @@
-"""Comparing runs: overall and per-skill success side by side, and their learning curves."""
+"""Comparing runs: overall and per-skill success side by side, and their learning curves.
+
+Runs are lettered A, B, C, ... in the order given; each is named by its folder (with as
+many parent folders as it takes to tell two runs apart), and every table refers to the
+letters, so long names are shown whole once instead of cut in every column.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import re
+import string
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from lifelong_gym.metrics import LifelongMetrics, compute_metrics
-from lifelong_gym.run.folder import SESSIONS_FILE, read_sessions
+from lifelong_gym.metrics import LifelongMetrics
+from lifelong_gym.run.folder import CONFIG_FILE
+from lifelong_gym.run.run_record import RunRecord, load_run
+from lifelong_gym.session import EvaluationOutcome
 
-COMPARISON_PLOT = "comparison.png"
+MAX_FILE_NAME = 120
 
 
-def load_run_metrics(folder: Path) -> LifelongMetrics:
-    """The metrics of a run folder, recomputed from its sessions."""
-    path = folder / SESSIONS_FILE
-    if not path.is_file():
-        raise FileNotFoundError(f"{folder} holds no {SESSIONS_FILE}: is it a run's output folder?")
-    return compute_metrics(read_sessions(path)[0])
+@dataclass(frozen=True)
+class ComparedRun:
+    """One run of a comparison: its letter, its unique name, and what it holds."""
+
+    letter: str
+    name: str
+    record: RunRecord
+
+    @property
+    def metrics(self) -> LifelongMetrics:
+        """The run's metrics."""
+        return self.record.metrics
+
+
+def load_compared_runs(folders: Sequence[Path]) -> list[ComparedRun]:
+    """Read the runs to compare and give each a letter and a name no other run has."""
+    names = unique_names(folders)
+    return [
+        ComparedRun(_letter(i), name, load_run(folder))
+        for i, (name, folder) in enumerate(zip(names, folders, strict=True))
+    ]
+
+
+def unique_names(folders: Sequence[Path]) -> list[str]:
+    """Each folder's name, with parent folders added until no two names are the same."""
+    parts = [folder.resolve().parts for folder in folders]
+    depth = [1] * len(parts)
+    while True:
+        names = ["/".join(p[-d:]) for p, d in zip(parts, depth, strict=True)]
+        clashes = {n for n in names if names.count(n) > 1}
+        grow = [i for i, n in enumerate(names) if n in clashes and depth[i] < len(parts[i])]
+        if not grow:
+            return names
+        for i in grow:
+            depth[i] += 1
+
+
+def comparison_warnings(runs: Sequence[ComparedRun]) -> list[str]:
+    """What makes the runs' figures not comparable: other environments, other task streams."""
+    warnings = [
+        f"{run.letter} ({run.name}) has no {CONFIG_FILE}: cannot check that it ran the "
+        "same environment and tasks as the others"
+        for run in runs
+        if not run.record.identity.config
+    ]
+    known = [run for run in runs if run.record.identity.config]
+    if len({run.record.identity.env for run in known}) > 1:
+        listed = ", ".join(f"{run.letter}: {run.record.identity.env}" for run in known)
+        warnings.append(f"the runs are of different environments ({listed}); do not compare them")
+    elif len({run.record.identity.task_stream for run in known}) > 1:
+        listed = "; ".join(f"{run.letter}: {_stream(run)}" for run in known)
+        warnings.append(
+            f"the runs saw different task sets or orders ({listed}); their figures are not "
+            "comparable task for task"
+        )
+    return warnings
+
+
+def format_runs(runs: Sequence[ComparedRun]) -> str:
+    """The key of the letters: each run's full name, environment, agent and size."""
+    width = max(len(run.name) for run in runs)
+    return "\n".join(
+        f"{run.letter}  {run.name:<{width}}  {run.record.identity.env}, "
+        f"agent {run.record.identity.agent}, {run.metrics.sessions} sessions"
+        for run in runs
+    )
 
 
 def format_comparison(names: Sequence[str], runs: Sequence[LifelongMetrics]) -> str:
-    """A table: overall success and success per skill, each run beside the first, with the gain."""
+    """A table: overall success and success per skill, each run beside the first, with the gain.
+
+    `names` head the columns (the runs' letters).
+    """
     skills = sorted({skill for run in runs for skill in run.per_skill})
-    width = max(len("skill"), *(len(s) for s in skills)) if skills else len("overall")
-    columns = [names[0][-18:]] + [f"{n[-12:]} (Δ)" for n in names[1:]]
-    header = f"{'skill':<{width}}  " + "  ".join(f"{c:>20}" for c in columns)
+    width = max(len("skill"), len("overall"), *(len(s) for s in skills))
+    columns = [names[0]] + [f"{n} (Δ)" for n in names[1:]]
+    header = f"{'skill':<{width}}  " + "  ".join(f"{c:>15}" for c in columns)
 
     def row(label: str, values: list[float | None]) -> str:
         first = values[0]
@@ -32,7 +106,7 @@ def format_comparison(names: Sequence[str], runs: Sequence[LifelongMetrics]) -> 
         for value in values[1:]:
             gain = "" if value is None or first is None else f" ({(value - first) * 100:+.1f})"
             cells.append(_percent(value) + gain)
-        return f"{label:<{width}}  " + "  ".join(f"{c:>20}" for c in cells)
+        return f"{label:<{width}}  " + "  ".join(f"{c:>15}" for c in cells)
 
     lines = [header, row("overall", [run.success_rate for run in runs])]
     for skill in skills:
@@ -41,26 +115,69 @@ def format_comparison(names: Sequence[str], runs: Sequence[LifelongMetrics]) -> 
     return "\n".join(lines)
 
 
-def plot_comparison(names: Sequence[str], runs: Sequence[LifelongMetrics], path: Path) -> Path:
-    """One plot of the runs' cumulative and windowed learning curves overlaid."""
+def default_plot_path(runs: Sequence[ComparedRun]) -> Path:
+    """Where the comparison plot goes by default: beside the first run, named after all runs."""
+    stem = "comparison_" + "_vs_".join(re.sub(r"[^\w.-]+", "-", run.name) for run in runs)
+    if len(stem) > MAX_FILE_NAME:
+        digest = hashlib.sha256(stem.encode()).hexdigest()[:10]
+        stem = f"{stem[: MAX_FILE_NAME - 11]}-{digest}"
+    return runs[0].record.folder.resolve().parent / f"{stem}.png"
+
+
+def plot_comparison(runs: Sequence[ComparedRun], path: Path) -> Path:
+    """One plot of the runs' cumulative (solid) and windowed (dashed) learning curves."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
-    figure, axes = plt.subplots(figsize=(8, 4.5))
-    for name, run in zip(names, runs, strict=True):
-        curve = run.learning_curve
+    figure, axes = plt.subplots(figsize=(9, 5))
+    for run in runs:
+        curve = run.metrics.learning_curve
         steps = range(1, len(curve.cumulative) + 1)
-        (line,) = axes.plot(steps, curve.cumulative, label=f"{name} (cumulative)")
-        axes.plot(steps, curve.windowed, color=line.get_color(), alpha=0.35, linestyle="--")
+        (line,) = axes.plot(steps, curve.cumulative, label=f"{run.letter}: {run.name}")
+        axes.plot(steps, curve.windowed, color=line.get_color(), alpha=0.4, linestyle="--")
+    windows = sorted({run.metrics.learning_curve.window for run in runs})
     axes.set(xlabel="session", ylabel="success rate", ylim=(-0.02, 1.02))
-    axes.set_title("Learning curves (dashed: sliding window)")
-    axes.legend(loc="lower right", fontsize=8)
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+    envs = ", ".join(sorted({run.record.identity.env for run in runs}))
+    axes.set_title(
+        f"Learning curves, {envs} (solid: cumulative; dashed: last "
+        f"{'/'.join(map(str, windows))} sessions)",
+        fontsize=10,
+    )
+    axes.legend(loc="upper left", bbox_to_anchor=(0, -0.14), fontsize=8, frameon=False)
     axes.grid(alpha=0.3)
     figure.savefig(path, dpi=100, bbox_inches="tight")
     plt.close(figure)
     return path
+
+
+def solved_by_one(first: RunRecord, second: RunRecord) -> tuple[list[int], list[int]]:
+    """The task indices both runs worked on that only the first, or only the second, solved."""
+    solved = [
+        {s.task_index: s.outcome == EvaluationOutcome.CORRECT for s in run.sessions}
+        for run in (first, second)
+    ]
+    common = [index for index in solved[0] if index in solved[1]]
+    only_first = [i for i in common if solved[0][i] and not solved[1][i]]
+    only_second = [i for i in common if solved[1][i] and not solved[0][i]]
+    return only_first, only_second
+
+
+def _stream(run: ComparedRun) -> str:
+    identity = run.record.identity
+    tasks = identity.config.get("tasks") or {}
+    return (
+        f"{identity.task_set}, {tasks.get('count', '?')} tasks, order {identity.task_order} "
+        f"{tasks.get('order_sha256', '')}".rstrip()
+    )
+
+
+def _letter(position: int) -> str:
+    letters = string.ascii_uppercase
+    return letters[position] if position < 26 else f"R{position + 1}"
 
 
 def _percent(value: float | None) -> str:

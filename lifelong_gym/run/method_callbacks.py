@@ -7,19 +7,52 @@ from typing import Any
 from lifelong_gym.errors import CallbackSpecError
 from lifelong_gym.methods import ExperienceReplayMethod, GroupSelfConsistencyMethod
 from lifelong_gym.methods.budget import model_of, resolve_budget
-from lifelong_gym.methods.experience import DEFAULT_REPLY_RESERVE, Strategy
+from lifelong_gym.methods.experience import DEFAULT_REPLY_RESERVE, ExperienceMethod, Strategy
 
 from .callbacks import Callback
 from .registry import register_callback
 
 
+class MethodCallback(Callback):
+    """A method object run by the runner: `start` at reset, `finish` at completion.
+
+    `budget` (None, a number of tokens, or "auto": the agent's model's context window) is
+    resolved against the agent at setup; an unusable budget stops the run before any task.
+    The method's memory is saved with every snapshot and restored on resume.
+    """
+
+    method: ExperienceMethod
+
+    def __init__(self, budget: int | str | None = None):
+        self.budget = budget
+
+    def setup(self, agent, env):
+        """Resolve the budget against the agent's model."""
+        memory = self.method.memory
+        memory.token_budget, memory.count_tokens = resolve_budget(self.budget, agent)
+
+    def on_environment_reset(self, agent, env, session, history, control):
+        """The task began: the method sees its opening prompt."""
+        self.method.start(session)
+
+    def on_environment_complete(self, agent, env, session, history, control):
+        """The task is scored: the method remembers it if it was solved."""
+        self.method.finish(session)
+
+    def state(self) -> dict[str, Any]:
+        """The method's memory."""
+        return self.method.state()
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Restore the method's memory."""
+        self.method.load_state(state)
+
+
 @register_callback("experience_replay")
-class ExperienceReplayCallback(Callback):
+class ExperienceReplayCallback(MethodCallback):
     """Put the last `n` solved sessions into each new task's opening prompt (the paper's replay).
 
-    `budget`: None, a number of tokens, or "auto" (the agent's model's context window);
-    with a budget, experiences are dropped until the prompt plus `reserve` tokens fits.
-    The memory is saved with every snapshot and restored on resume.
+    With a `budget`, experiences are dropped until the prompt plus `reserve` tokens fits.
     """
 
     strategy: Strategy = "recent"
@@ -27,29 +60,8 @@ class ExperienceReplayCallback(Callback):
     def __init__(
         self, n: int = 4, budget: int | str | None = None, reserve: int = DEFAULT_REPLY_RESERVE
     ):
-        self.budget = budget
+        super().__init__(budget)
         self.method = ExperienceReplayMethod(n, self.strategy, reply_reserve=reserve)
-
-    def setup(self, agent, env):
-        """Resolve the budget against the agent's model (an unusable budget stops the run)."""
-        memory = self.method.memory
-        memory.token_budget, memory.count_tokens = resolve_budget(self.budget, agent)
-
-    def on_environment_reset(self, agent, env, session, history, control):
-        """Replace the opening prompt with one that holds the chosen experiences."""
-        self.method.start(session)
-
-    def on_environment_complete(self, agent, env, session, history, control):
-        """Remember the session if it was solved."""
-        self.method.finish(session)
-
-    def state(self) -> dict[str, Any]:
-        """The memory of experiences."""
-        return self.method.state()
-
-    def load_state(self, state: dict[str, Any]) -> None:
-        """Restore the memory."""
-        self.method.load_state(state)
 
 
 @register_callback("relevant_replay")
@@ -60,7 +72,7 @@ class RelevantReplayCallback(ExperienceReplayCallback):
 
 
 @register_callback("group_self_consistency")
-class GroupSelfConsistencyCallback(Callback):
+class GroupSelfConsistencyCallback(MethodCallback):
     """Replace each agent reply by the group vote (uses the agent's own model)."""
 
     def __init__(
@@ -70,8 +82,8 @@ class GroupSelfConsistencyCallback(Callback):
         budget: int | str | None = None,
         reserve: int = DEFAULT_REPLY_RESERVE,
     ):
+        super().__init__(budget)
         self.method = GroupSelfConsistencyMethod(groups, per_group, reserve)
-        self.budget = budget
 
     def setup(self, agent, env):
         """Refuse an agent without a model to vote with; resolve the budget against it."""
@@ -80,12 +92,7 @@ class GroupSelfConsistencyCallback(Callback):
                 f"group_self_consistency votes with the agent's model, and the "
                 f"{type(agent).__name__} agent has none: use a model agent (hf:..., openai:...)"
             )
-        memory = self.method.memory
-        memory.token_budget, memory.count_tokens = resolve_budget(self.budget, agent)
-
-    def on_environment_reset(self, agent, env, session, history, control):
-        """Keep the opening prompt the groups' prompts are built on."""
-        self.method.start(session)
+        super().setup(agent, env)
 
     def on_agent_inference(self, agent, env, session, history, control):
         """Vote on the agent's reply before it reaches the environment."""
@@ -94,15 +101,3 @@ class GroupSelfConsistencyCallback(Callback):
         normalize = env.unwrapped.normalize_action
         control.reply = self.method.vote(model_of(agent), normalize, session, control.reply)
         return control
-
-    def on_environment_complete(self, agent, env, session, history, control):
-        """Remember the session if it was solved."""
-        self.method.finish(session)
-
-    def state(self) -> dict[str, Any]:
-        """The memory of experiences."""
-        return self.method.state()
-
-    def load_state(self, state: dict[str, Any]) -> None:
-        """Restore the memory."""
-        self.method.load_state(state)

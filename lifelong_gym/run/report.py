@@ -1,14 +1,23 @@
-"""What a person reads after a run: a summary, a per-skill table and two plots."""
+"""What a person reads after a run: a summary, a per-skill table, plots and the HTML report."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics, compute_metrics
-from lifelong_gym.run.folder import METRICS_FILE, SESSIONS_FILE, read_sessions, write_json_atomic
+from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics
+from lifelong_gym.run.folder import METRICS_FILE, write_json_atomic
+from lifelong_gym.run.html_report import write_html_report
+from lifelong_gym.run.plots import LEARNING_CURVE_FILE, PER_SKILL_FILE, STATUSES_FILE, write_plots
+from lifelong_gym.run.run_record import load_run
 
-LEARNING_CURVE_FILE = "learning_curve.png"
-PER_SKILL_FILE = "per_skill.png"
+__all__ = [
+    "LEARNING_CURVE_FILE",
+    "PER_SKILL_FILE",
+    "STATUSES_FILE",
+    "format_report",
+    "report_run",
+    "write_plots",
+]
 
 
 def format_report(metrics: LifelongMetrics) -> str:
@@ -28,47 +37,9 @@ def format_report(metrics: LifelongMetrics) -> str:
     return "\n".join(lines)
 
 
-def write_plots(metrics: LifelongMetrics, folder: Path) -> list[Path]:
-    """Write the learning curve and the per-skill bar chart as PNGs; return their paths."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    curve = metrics.learning_curve
-    figure, axes = plt.subplots(figsize=(8, 4.5))
-    steps = range(1, len(curve.cumulative) + 1)
-    axes.plot(steps, curve.cumulative, label="cumulative")
-    axes.plot(steps, curve.windowed, label=f"last {curve.window} sessions", alpha=0.7)
-    axes.set(xlabel="session", ylabel="success rate", ylim=(-0.02, 1.02))
-    axes.set_title("Learning curve")
-    axes.legend(loc="lower right")
-    axes.grid(alpha=0.3)
-    curve_path = folder / LEARNING_CURVE_FILE
-    figure.savefig(curve_path, dpi=100, bbox_inches="tight")
-    plt.close(figure)
-
-    names = list(metrics.per_skill)
-    figure, axes = plt.subplots(figsize=(8, max(2.5, 0.3 * len(names) + 1)))
-    rates = [metrics.per_skill[n].success_rate for n in names]
-    axes.barh(names, rates)
-    for y, name in enumerate(names):
-        axes.text(rates[y], y, f" {metrics.per_skill[name].count}", va="center", fontsize=8)
-    axes.set(xlabel="success rate (label: tasks)", xlim=(0, 1.1))
-    axes.invert_yaxis()
-    axes.set_title("Success per skill")
-    skill_path = folder / PER_SKILL_FILE
-    figure.savefig(skill_path, dpi=100, bbox_inches="tight")
-    plt.close(figure)
-    return [curve_path, skill_path]
-
-
 def report_run(folder: Path, window: int = DEFAULT_WINDOW) -> tuple[LifelongMetrics, list[Path]]:
-    """Recompute the metrics of a finished or partial run, rewrite `metrics.json`, plot."""
-    sessions_path = folder / SESSIONS_FILE
-    if not sessions_path.is_file():
-        raise FileNotFoundError(f"{folder} holds no {SESSIONS_FILE}: is it a run's output folder?")
-    sessions = read_sessions(sessions_path)[0]
-    metrics = compute_metrics(sessions, window=window)
-    write_json_atomic(folder / METRICS_FILE, metrics.model_dump(mode="json"))
-    return metrics, write_plots(metrics, folder) if sessions else []
+    """Recompute a finished or partial run's `metrics.json`; write its plots and report.html."""
+    run = load_run(folder, window=window)
+    write_json_atomic(folder / METRICS_FILE, run.metrics.model_dump(mode="json"))
+    written = write_plots(run.metrics, folder, run.sessions) if run.sessions else []
+    return run.metrics, [*written, write_html_report(run)]

@@ -336,16 +336,17 @@ class Runner:
 
     def _end(self, session: Session, status: SessionStatus, error: str) -> None:
         """Stop a running session with `status` and let the environment score it."""
-        session.status = status
-        if error:
-            session.error = session.error or error
         env = self.env.unwrapped
-        if env.session is session and env.task is not None:
+        if env.session is session and env.task is not None and not session.finished:
             try:
-                env.complete()
+                env.end_task(status, error)
             except Exception as failure:
                 logger.exception("environment failed to complete task %d", session.task_index)
                 session.error = session.error or f"{type(failure).__name__}: {failure}"
+            return
+        session.status = status
+        if error:
+            session.error = session.error or error
 
     def _fire(self, event: str, session: Session | None, control: SessionControl) -> SessionControl:
         """Call one event's handler on every callback; a failure is recorded, not raised."""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import logging
+import re
 import threading
 import time
 
@@ -14,7 +16,7 @@ from lifelong_gym.agents import (
     ModelConfigError,
     OpenAIModelConfig,
 )
-from lifelong_gym.agents.models.openai_chat import OpenAIChatModel, _retry_after
+from lifelong_gym.agents.models.openai_chat import OpenAIChatModel
 from lifelong_gym.session import SessionStatus
 
 from .chat_server import ChatServer, Reply
@@ -25,7 +27,7 @@ HISTORY = [{"role": "user", "content": "Count the rows."}]
 
 
 def make_model(server: ChatServer, **options) -> OpenAIChatModel:
-    options = {"max_retries": 2, "retry_backoff": 0.01, "timeout": 5.0, **options}
+    options = {"max_retries": 2, "timeout": 5.0, **options}
     options = {"base_url": server.base_url, "model": "served", **options}
     config = OpenAIModelConfig(name="remote", max_new_tokens=64, **options)
     return OpenAIChatModel(config)
@@ -44,19 +46,50 @@ def test_a_reply_and_what_was_sent(chat_server: ChatServer, monkeypatch: pytest.
     assert chat_server.headers[0]["authorization"] == "Bearer sk-secret"
 
 
+def retry_counts(server: ChatServer) -> list[str]:
+    """The retry number the SDK put on each request it sent (our code sends none)."""
+    return [headers.get("x-stainless-retry-count", "") for headers in server.headers]
+
+
 @pytest.mark.parametrize("status", [500, 503, 429])
-def test_retried_after_a_server_error_or_rate_limit(chat_server: ChatServer, status: int):
+def test_the_sdk_retries_a_server_error_or_rate_limit(chat_server: ChatServer, status: int):
     chat_server.push(Reply(status=status, content="busy"), Reply(content="done"))
     assert make_model(chat_server).generate([HISTORY]) == ["done"]
-    assert len(chat_server.requests) == 2
+    assert retry_counts(chat_server) == ["0", "1"]
 
 
-@pytest.mark.parametrize(("header", "wait"), [("0.3", 0.3), ("3600", 60.0), ("soon", 0.0)])
-def test_the_retry_after_header_sets_the_wait(chat_server: ChatServer, header: str, wait: float):
-    chat_server.push(Reply(status=429, headers={"retry-after": header}))
-    with pytest.raises(openai.RateLimitError) as caught:
-        make_model(chat_server)._request(HISTORY)
-    assert _retry_after(caught.value) == wait
+def retry_waits(caplog: pytest.LogCaptureFixture) -> list[float]:
+    """The waits the SDK logged before its retries."""
+    found = [re.search(r"in ([0-9.]+) seconds", r.getMessage()) for r in caplog.records]
+    return [float(match.group(1)) for match in found if match]
+
+
+def test_the_sdk_waits_as_long_as_retry_after_says(
+    chat_server: ChatServer, caplog: pytest.LogCaptureFixture
+):
+    chat_server.push(Reply(status=429, headers={"retry-after": "0.3"}), Reply(content="done"))
+    with caplog.at_level(logging.INFO, logger="openai"):
+        assert make_model(chat_server).generate([HISTORY]) == ["done"]
+    assert retry_waits(caplog) == [0.3]
+    assert retry_counts(chat_server) == ["0", "1"]
+
+
+def test_an_unreadable_retry_after_falls_back_to_the_sdks_backoff(
+    chat_server: ChatServer, caplog: pytest.LogCaptureFixture
+):
+    chat_server.push(Reply(status=429, headers={"retry-after": "soon"}), Reply(content="done"))
+    with caplog.at_level(logging.INFO, logger="openai"):
+        assert make_model(chat_server).generate([HISTORY]) == ["done"]
+    [wait] = retry_waits(caplog)
+    assert 0 < wait <= 0.5  # the SDK's first back-off, with its jitter
+
+
+def test_a_retry_after_of_an_hour_is_not_waited_for(chat_server: ChatServer):
+    chat_server.push(Reply(status=429, content="come back later", headers={"retry-after": "3600"}))
+    with pytest.raises(AgentError, match="gave up after 1 attempt: RateLimitError") as caught:
+        make_model(chat_server).generate([HISTORY])
+    assert caught.value.status == SessionStatus.AGENT_UNKNOWN_ERROR
+    assert len(chat_server.requests) == 1
 
 
 def test_retried_after_a_hang(chat_server: ChatServer):
@@ -71,7 +104,7 @@ def test_gives_up_with_the_cause_kept(chat_server: ChatServer):
         make_model(chat_server).generate([HISTORY])
     assert caught.value.status == SessionStatus.AGENT_UNKNOWN_ERROR
     assert "broken" in str(caught.value.__cause__)
-    assert len(chat_server.requests) == 3
+    assert retry_counts(chat_server) == ["0", "1", "2"]
 
 
 def test_a_server_that_always_hangs_ends_as_an_agent_error(chat_server: ChatServer):
@@ -173,3 +206,9 @@ def test_a_base_url_without_a_scheme_is_refused():
     with pytest.raises(ValueError, match="must start with http"):
         OpenAIModelConfig(name="x", base_url="127.0.0.1:8000/v1", model="m")
     assert issubclass(ModelConfigError, ValueError)
+
+
+def test_a_config_with_the_old_retry_backoff_still_loads(caplog: pytest.LogCaptureFixture):
+    with caplog.at_level(logging.WARNING):
+        config = OpenAIModelConfig(name="x", base_url="http://h/v1", model="m", retry_backoff=1)
+    assert config.retry_backoff == 1 and "retry_backoff is ignored" in caplog.text

@@ -39,6 +39,6 @@ def test_unknown_pool_model_and_bad_config_are_one_clear_error(tmp_path, tiny_mo
     assert result.exit_code == 1 and "big" in result.output and "tiny" in result.output
     bad = [{"name": "x", "backend": "hf", "path": str(tmp_path / "nowhere")}]
     result = _run(tmp_path, {"output": str(tmp_path / "b"), "agent": "model:x", "models": bad})
-    assert result.exit_code == 1 and "is not a directory" in result.output
+    assert result.exit_code == 1 and "does not exist" in result.output
     result = _run(tmp_path, {"output": str(tmp_path / "c"), "agent": "model:x"})
     assert result.exit_code == 1 and "needs models configured" in result.output

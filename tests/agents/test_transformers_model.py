@@ -102,7 +102,7 @@ def test_a_missing_name_is_one_clear_error(pool: ModelPool):
 def test_a_path_without_a_model_fails_when_the_pool_is_made(tmp_path: Path):
     with pytest.raises(ModelConfigError, match="holds no model"):
         ModelPool([{"name": "m", "backend": "hf", "path": str(tmp_path)}])
-    with pytest.raises(ModelConfigError, match="not a directory"):
+    with pytest.raises(ModelConfigError, match="does not exist"):
         ModelPool([{"name": "m", "backend": "hf", "path": str(tmp_path / "nowhere")}])
     with pytest.raises(ModelConfigError, match="configured twice"):
         ModelPool([{"name": "m", "backend": "openai", "base_url": "http://h/v1", "model": "x"}] * 2)

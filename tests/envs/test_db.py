@@ -13,6 +13,7 @@ import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.envs.db.actions import answer_reply, operation_reply
 from lifelong_gym.envs.db.backends import BackendError
+from lifelong_gym.errors import EnvArgumentError
 
 from .db_fixtures import task_file
 
@@ -175,9 +176,9 @@ def test_render_ansi(make_env):
 
 def test_user_errors_are_clear(tmp_path):
     tasks = str(task_file(tmp_path))
-    with pytest.raises(BackendError, match="backend='postgres' is unknown"):
+    with pytest.raises(EnvArgumentError, match="backend='postgres' is unknown"):
         gym.make("LifelongDB-v0", tasks=tasks, backend="postgres")
-    with pytest.raises(BackendError, match="needs url="):
+    with pytest.raises(EnvArgumentError, match="needs url="):
         gym.make("LifelongDB-v0", tasks=tasks, backend="mysql")
     with pytest.raises(BackendError, match="expected mysql://"):
         gym.make("LifelongDB-v0", tasks=tasks, backend="mysql", url="http://localhost")

@@ -27,6 +27,7 @@ from lifelong_gym.envs.kg.sexpr import (
     sexpr_to_actions,
 )
 from lifelong_gym.envs.kg.sparql import InvalidArgument, check_entity, check_relation
+from lifelong_gym.errors import BackendError
 
 pytest.importorskip("pyoxigraph")
 
@@ -266,36 +267,77 @@ def test_join_past_its_time_limit_is_an_observation() -> None:
         made.close()
 
 
-def test_endpoint_down_ends_the_task_with_an_environment_error() -> None:
+class FlakyEndpoint:
+    """A SPARQL endpoint on loopback that answers its first query, then fails as told.
+
+    `after="down"` stops listening; `after="hang"` accepts and never answers.
+    """
+
+    ANSWER = json.dumps({"head": {"vars": ["x"]}, "results": {"bindings": []}}).encode()
+
+    def __init__(self, after: str):
+        self.after = after
+        self.server = socket.socket()
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen()
+        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}/sparql"
+        self.held: list[socket.socket] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        connection = self.server.accept()[0]
+        connection.recv(65536)
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: application/sparql-results+json\r\n"
+        connection.sendall(
+            head + f"Content-Length: {len(self.ANSWER)}\r\n\r\n".encode() + self.ANSWER
+        )
+        connection.close()
+        if self.after == "down":
+            self.server.close()
+            return
+        while True:
+            try:
+                self.held.append(self.server.accept()[0])
+            except OSError:
+                return
+
+    def close(self) -> None:
+        for connection in self.held:
+            connection.close()
+        self.server.close()
+
+
+def test_an_endpoint_that_goes_down_ends_the_task_with_an_environment_error() -> None:
+    endpoint = FlakyEndpoint(after="down")
+    down = LifelongKGEnv(backend="sparql", url=endpoint.url)  # the start check is answered
+    try:
+        start(down)
+        observation, _, terminated, _, info = down.step("Action: get_relations(m.0abc)")
+        assert terminated and info["status"] == "task_environment_error"
+        assert "unreachable" in observation
+    finally:
+        down.close()
+        endpoint.close()
+
+
+def test_an_endpoint_down_at_start_is_refused() -> None:
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    down = LifelongKGEnv(backend="sparql", url=f"http://127.0.0.1:{port}/sparql")
-    start(down)
-    observation, _, terminated, _, info = down.step("Action: get_relations(m.0abc)")
-    assert terminated and info["status"] == "task_environment_error"
-    assert "unreachable" in observation
-    down.close()
+    with pytest.raises(BackendError, match="unreachable.*start the endpoint"):
+        LifelongKGEnv(backend="sparql", url=f"http://127.0.0.1:{port}/sparql")
 
 
 def test_slow_endpoint_times_out_as_an_observation() -> None:
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    accepted: list[socket.socket] = []
-    thread = threading.Thread(target=lambda: accepted.append(server.accept()[0]), daemon=True)
-    thread.start()
-    port = server.getsockname()[1]
-    slow = LifelongKGEnv(backend="sparql", url=f"http://127.0.0.1:{port}/sparql", query_timeout=1)
+    endpoint = FlakyEndpoint(after="hang")
+    slow = LifelongKGEnv(backend="sparql", url=endpoint.url, query_timeout=1)
     try:
         start(slow)
         observation, _, terminated, _, _ = slow.step("Action: get_relations(m.0abc)")
         assert "did not answer within 1 s" in observation and not terminated
     finally:
         slow.close()
-        for connection in accepted:
-            connection.close()
-        server.close()
+        endpoint.close()
 
 
 def test_user_errors_name_the_fix(tmp_path: Path) -> None:
@@ -369,7 +411,8 @@ def test_generator_is_seeded_and_its_tasks_replay(tmp_path: Path) -> None:
     from lifelong_gym.envs.kg.generate import generate
 
     first, second = tmp_path / "a", tmp_path / "b"
-    assert generate(7, 2, first, scale=0.1) == generate(7, 2, second, scale=0.1)
+    counts = [generate(7, 2, folder / "default.jsonl", scale=0.1) for folder in (first, second)]
+    assert counts[0] == counts[1]
     for name in ("graph.nt.gz", "default.jsonl", "default.order.json"):
         assert (first / name).read_bytes() == (second / name).read_bytes()
     made = LifelongKGEnv(tasks=str(first / "default.jsonl"), graph=first / "graph.nt.gz")

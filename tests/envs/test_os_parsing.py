@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lifelong_gym.core import InvalidReply
+from lifelong_gym.actions import InvalidReply
 from lifelong_gym.envs.os.actions import ActionError, disallowed_commands, parse_action
 from lifelong_gym.envs.os.judge import compare_answer
 from lifelong_gym.envs.os.shell import _Capture, ansi_c_quote

@@ -1,4 +1,4 @@
-"""`lifelong-gym compare`: two runs of a predictable agent, with and without replay."""
+"""`lifelong-gym compare`: runs of a predictable agent, with and without replay."""
 
 from __future__ import annotations
 
@@ -8,33 +8,97 @@ from click.testing import CliRunner
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.cli import main
 from lifelong_gym.run import ExperienceReplayCallback, Runner
-from tests.methods.skill_recall import SkillRecallAgent, labelled_task_file, predict, seeds_of
+
+from ..arithmetic_env import PatternAgent, SumEnv
+from ..methods.skill_recall import SkillRecallAgent, labelled_task_file, predict, seeds_of
 
 ORDER = ["alpha", "beta"] * 6
 
 
-def test_compare_prints_the_gain_and_writes_one_plot(tmp_path):
-    env = gym.make("LifelongDB-v0", tasks=str(labelled_task_file(tmp_path, ORDER)))
-    agent = SkillRecallAgent(env.unwrapped.tasks, seeds_of(ORDER))
-    for name, n in (("plain", 0), ("replay", 2)):
-        callbacks = [ExperienceReplayCallback(n=n)]
-        Runner(env, agent, callbacks, tmp_path / name, progress=False, plots=False).run()
+def replay_runs(folder, names=("plain", "replay"), order=ORDER):
+    """Runs of the skill-recall agent with replay of 0, 2, ... experiences, one per name."""
+    tasks = folder / "tasks"
+    tasks.mkdir(exist_ok=True)
+    env = gym.make("LifelongDB-v0", tasks=str(labelled_task_file(tasks, order)))
+    agent = SkillRecallAgent(env.unwrapped.tasks, seeds_of(order))
+    for i, name in enumerate(names):
+        callbacks = [ExperienceReplayCallback(n=2 * i)]
+        Runner(env, agent, callbacks, folder / name, progress=False, plots=False).run()
     env.close()
+    return [folder / name for name in names]
+
+
+def compare(*args):
+    return CliRunner().invoke(main, ["compare", *map(str, args)])
+
+
+def test_compare_prints_the_gain_and_writes_one_plot(tmp_path):
+    plain, replay = replay_runs(tmp_path)
     plot = tmp_path / "cmp.png"
-    result = CliRunner().invoke(
-        main, ["compare", str(tmp_path / "plain"), str(tmp_path / "replay"), "--plot", str(plot)]
-    )
+    result = compare(plain, replay, "--plot", plot)
     assert result.exit_code == 0, result.output
-    plain, replay = predict(ORDER, 0, "recent") / 12, predict(ORDER, 2, "recent") / 12
+    assert result.stderr == ""  # the same environment and task stream: no warning
+    expected = predict(ORDER, 0, "recent") / 12, predict(ORDER, 2, "recent") / 12
     overall = next(line for line in result.output.splitlines() if line.startswith("overall"))
     assert overall.split()[1:] == [
-        f"{plain:.1%}",
-        f"{replay:.1%}",
-        f"({(replay - plain) * 100:+.1f})",
+        f"{expected[0]:.1%}",
+        f"{expected[1]:.1%}",
+        f"({(expected[1] - expected[0]) * 100:+.1f})",
     ]
     assert plot.is_file() and plot.stat().st_size > 1000
 
 
+def test_compare_shows_long_and_clashing_names_whole(tmp_path):
+    long = ["org-model-a-7b-instruct-replay-16", "org-model-b-8b-instruct-replay-16"]
+    first, second = replay_runs(tmp_path, long)
+    result = compare(first, second)
+    assert result.exit_code == 0, result.output
+    key = {line.split()[0]: line.split()[1] for line in result.stdout.splitlines()[:2]}
+    assert key == {"A": long[0], "B": long[1]}
+    header = next(line for line in result.stdout.splitlines() if line.startswith("skill"))
+    assert header.split()[1:] == ["A", "B", "(Δ)"]
+
+    (tmp_path / "x").mkdir()
+    (tmp_path / "y").mkdir()
+    a = replay_runs(tmp_path / "x", ["run"])[0]
+    b = replay_runs(tmp_path / "y", ["run"])[0]
+    result = compare(a, b)
+    key = {line.split()[0]: line.split()[1] for line in result.stdout.splitlines()[:2]}
+    assert key == {"A": "x/run", "B": "y/run"}
+
+
+def test_compare_warns_about_other_task_streams_and_environments(tmp_path):
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    first = replay_runs(tmp_path / "one", ["run"])[0]
+    other_order = replay_runs(tmp_path / "two", ["run"], order=["beta", "alpha"] * 6)[0]
+    result = compare(first, other_order)
+    assert result.exit_code == 0, result.output
+    assert "warning: the runs saw different task sets or orders" in result.stderr
+
+    sums = tmp_path / "sums"
+    env = SumEnv()
+    Runner(env, PatternAgent(env.tasks), [], sums, progress=False, plots=False).run()
+    result = compare(first, sums)
+    assert result.exit_code == 0, result.output
+    assert (
+        "warning: the runs are of different environments (A: LifelongDB-v0, B: SumEnv)"
+        in result.stderr
+    )
+
+
+def test_default_plots_are_named_after_the_runs_and_not_shared(tmp_path):
+    plain, replay, more = replay_runs(tmp_path, ("plain", "replay", "more"))
+    outputs = [compare(plain, replay), compare(plain, more)]
+    plots = [r.output.splitlines()[-1].removeprefix("wrote ") for r in outputs]
+    assert plots == [
+        str(tmp_path / "comparison_plain_vs_replay.png"),
+        str(tmp_path / "comparison_plain_vs_more.png"),
+    ]
+    assert all((tmp_path / p).is_file() for p in plots)
+    assert not (tmp_path / "comparison.png").exists()
+
+
 def test_compare_names_a_folder_that_is_not_a_run(tmp_path):
-    result = CliRunner().invoke(main, ["compare", str(tmp_path)])
+    result = compare(tmp_path)
     assert result.exit_code != 0 and "holds no sessions.jsonl" in result.output

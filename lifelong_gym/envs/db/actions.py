@@ -11,7 +11,8 @@ from sqlglot.dialects.mysql import MySQL
 from sqlglot.errors import SqlglotError, TokenError
 from sqlglot.tokens import TokenType
 
-from lifelong_gym.core import InvalidReply
+from lifelong_gym.actions import InvalidReply
+from lifelong_gym.tool_calls import ToolCall, call_arguments, function_schema
 
 
 @dataclass(frozen=True)
@@ -24,23 +25,66 @@ class Operation:
         """The statement in sqlglot's canonical MySQL form."""
         return "sql: " + canonical_sql(self.sql)
 
+    def text(self) -> str:
+        """`Action: Operation` and the statement in a sql block."""
+        return operation_reply(self.sql)
+
+    def tool_call(self) -> ToolCall:
+        """`execute_sql(sql)`."""
+        return ToolCall("execute_sql", {"sql": self.sql})
+
 
 @dataclass(frozen=True)
 class Answer:
     """Finish the task with a final answer (ignored for write tasks)."""
 
-    text: str
+    answer: str
 
     def key(self) -> str:
         """The answer with its white space folded."""
-        return "answer: " + " ".join(self.text.split())
+        return "answer: " + " ".join(self.answer.split())
+
+    def text(self) -> str:
+        """`Action: Answer` and the line `Final Answer: ...`."""
+        return answer_reply(self.answer)
+
+    def tool_call(self) -> ToolCall:
+        """`commit_final_answer(answer)`."""
+        return ToolCall("commit_final_answer", {"answer": self.answer})
 
 
 Action = Operation | Answer | InvalidReply
 
+TOOLS = (
+    function_schema(
+        "execute_sql",
+        "Run one SQL statement on the MySQL database; returns its rows or its error.",
+        sql="exactly one MySQL statement",
+    ),
+    function_schema(
+        "commit_final_answer",
+        "Finish the task. For a question, the answer is the rows of the correct query as a "
+        "Python list of tuples; after changing the table, any text.",
+        answer="the final answer",
+    ),
+)
+
 _ACTION = re.compile(r"Action:\s*(Operation|Answer)\b", re.IGNORECASE)
 _SQL_BLOCK = re.compile(r"```sql\s*\n?(.*?)```", re.DOTALL | re.IGNORECASE)
 _FINAL_ANSWER = re.compile(r"Final Answer:\s*(.*)", re.DOTALL)
+
+
+def from_tool_call(call: ToolCall) -> Action:
+    """The action of a tool call: `execute_sql(sql)` or `commit_final_answer(answer)`."""
+    if call.name == "commit_final_answer":
+        values = call_arguments(call, ("answer",))
+        return values if isinstance(values, InvalidReply) else Answer(values[0].strip())
+    if call.name != "execute_sql":
+        return InvalidReply(
+            f"there is no tool {call.name!r}; the tools are execute_sql and commit_final_answer"
+        )
+    values = call_arguments(call, ("sql",))
+    return values if isinstance(values, InvalidReply) else _operation(values[0].strip())
 
 
 def parse_reply(reply: str) -> Action:
@@ -57,14 +101,16 @@ def parse_reply(reply: str) -> Action:
     block = _SQL_BLOCK.search(rest)
     if block is None:
         return InvalidReply("`Action: Operation` must be followed by a ```sql code block")
-    sql = block.group(1).strip()
+    return _operation(block.group(1).strip())
+
+
+def _operation(sql: str) -> Operation | InvalidReply:
+    """One statement to run, or why it cannot be."""
     if not sql:
-        return InvalidReply("the ```sql code block is empty")
+        return InvalidReply("the SQL statement is empty")
     count = count_statements(sql)
     if count > 1:
-        return InvalidReply(
-            f"the code block holds {count} SQL statements; send one statement a turn"
-        )
+        return InvalidReply(f"the SQL holds {count} statements; send one statement a turn")
     return Operation(sql)
 
 

@@ -8,8 +8,9 @@ from typing import Any
 from lifelong_gym.core import Evaluation, Interaction, InvalidReply, LifelongEnv
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
 from lifelong_gym.tasks import TaskSet
+from lifelong_gym.tool_calls import ToolCall
 
-from .actions import Action, Answer, parse_reply
+from .actions import TOOLS, Action, Answer, from_tool_call, parse_reply
 from .answer import parse_answer, row_overlap, rows_match
 from .backends import DatabaseBackend, StatementResult, make_backend
 from .backends.base import DEFAULT_MAX_ROWS, DEFAULT_STATEMENT_TIMEOUT, plain_value
@@ -39,8 +40,17 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
     note when there were more), or the database's error message.
 
     ## Rewards
-    1.0 when the finished task is correct, else 0.0. `info["outcome"]` and
-    `info["status"]` hold the benchmark's evaluation outcome and session status.
+    Given on the step that ends the task. With `reward="binary"` (default, the
+    benchmark's) 1.0 when the finished task is correct, else 0.0. With `reward="partial"`
+    a wrong answer to a query earns its row overlap (`info["row_overlap"]`: the rows the
+    answer shares with the truth, in any order, over the longer of the two) and a wrong
+    write task 0.0. `info["outcome"]` and `info["status"]` hold the benchmark's evaluation
+    outcome and session status.
+
+    ## Starting State
+    `reset` creates the task's table (a fresh database on the back-end) and returns the
+    instructions, a worked example and the task as one message. Without
+    `options={"task_index": i}` the task is drawn from the seeded `np_random`.
 
     ## Episode End
     Terminated when the agent answers or sends a reply in neither format
@@ -53,10 +63,34 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
     - `backend`: `"sqlite"` (embedded, default) or `"mysql"` with `url="mysql://user:pw@host:port"`.
     - `max_turns` (3), `statement_timeout` seconds (5), `max_rows` shown (1000),
       `max_observation_length` characters (16,000).
+    - `action_format`: `"text"` (the benchmark's reply format, default) or `"tools"`
+      (native tool calls: `env.unwrapped.tools` lists the function schemas; `step` takes
+      an OpenAI assistant message in JSON or `<tool_call>{...}</tool_call>` markup).
+    - `reward`: `"binary"` (default) or `"partial"` (see Rewards).
+
+    ## Example
+    >>> import gymnasium as gym
+    >>> import lifelong_gym
+    >>> gym.register_envs(lifelong_gym)
+    >>> env = gym.make("LifelongDB-v0")
+    >>> obs, info = env.reset(options={"task_index": 0})
+    >>> sorted(info)
+    ['skills', 'task_index']
+    >>> obs, reward, terminated, truncated, info = env.step(
+    ...     "Action: Operation\\n```sql\\nSELECT 1\\n```"
+    ... )
+    >>> obs, reward, terminated
+    ('[(1,)]', 0.0, False)
+    >>> obs, reward, terminated, truncated, info = env.step("Action: Answer\\nFinal Answer: []")
+    >>> terminated, info["status"], info["outcome"], reward
+    (True, 'completed', 'incorrect', 0.0)
+    >>> env.close()
 
     ## Version History
     - v0: initial release.
     """
+
+    partial_credit = "row_overlap"
 
     def __init__(
         self,
@@ -78,7 +112,7 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
 
     def interact(self, action: str) -> Interaction:
         """Run the reply's statement, or finish on its answer; invalid replies end the task."""
-        parsed = parse_reply(action)
+        parsed = self.parse_action(action)
         if isinstance(parsed, InvalidReply):
             return Interaction(
                 f"Invalid reply: {parsed.reason}.",
@@ -87,11 +121,17 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
             )
         if isinstance(parsed, Answer):
             return Interaction("", done=True)
-        return Interaction(format_result(self.backend.execute(parsed.sql), self.backend.max_rows))
+        return Interaction(format_result(self.backend.execute(parsed.sql)))
 
-    def parse_action(self, reply: str) -> Action:
+    tool_schemas = TOOLS
+
+    def parse_text_action(self, reply: str) -> Action:
         """An operation (one SQL statement), an answer, or why the reply is invalid."""
         return parse_reply(reply)
+
+    def action_from_tool_call(self, call: ToolCall) -> Action:
+        """`execute_sql(sql)` or `commit_final_answer(answer)`."""
+        return from_tool_call(call)
 
     def release(self) -> None:
         """Close the back-end's connections and drop what it made."""
@@ -99,7 +139,7 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
 
     def _start_task(self, task: DBTask) -> str:
         self.backend.start(task.table_info)
-        return task_prompt(task, self.max_turns)
+        return task_prompt(task, self.max_turns, self.action_format)
 
     def _evaluate(self, task: DBTask, session: Session) -> Evaluation:
         if task.answer_info.md5 is not None:
@@ -109,7 +149,7 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
                 return Evaluation(EvaluationOutcome.INCORRECT, {"error": str(error)})
             ok = found == task.answer_info.md5
             return Evaluation(_outcome(ok), {"table_hash_match": ok})
-        answer = _final_answer(session)
+        answer = self._final_answer(session)
         if answer is None:
             return Evaluation(EvaluationOutcome.INCORRECT, {"answered": False})
         rows = parse_answer(answer)
@@ -119,27 +159,27 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
         )
         return Evaluation(_outcome(ok), {"answered": True, "row_overlap": row_overlap(rows, truth)})
 
+    def _final_answer(self, session: Session) -> str | None:
+        """The answer of the agent's last reply, if that reply was an answer."""
+        for message in reversed(session.chat_history):
+            if message.role == "agent":
+                parsed = self.parse_action(message.content)
+                return parsed.answer if isinstance(parsed, Answer) else None
+        return None
+
     def _end_task(self) -> None:
         self.backend.discard()
 
 
-def format_result(result: StatementResult, max_rows: int) -> str:
+def format_result(result: StatementResult) -> str:
     """A statement's result as the agent sees it."""
     if result.error is not None:
         return f"Error: {result.error}"
     rows = [tuple(plain_value(v) for v in row) for row in result.rows or []]
     text = repr(rows)
-    if result.more_rows:
-        text += f"\n[only the first {max_rows} rows are shown]"
+    if result.more_rows:  # a back-end may stop before max_rows when the values are huge
+        text += f"\n[only the first {len(rows)} rows are shown]"
     return text
-
-
-def _final_answer(session: Session) -> str | None:
-    for message in reversed(session.chat_history):
-        if message.role == "agent":
-            parsed = parse_reply(message.content)
-            return parsed.text if isinstance(parsed, Answer) else None
-    return None
 
 
 def _outcome(ok: bool) -> EvaluationOutcome:

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from lifelong_gym.session import ChatMessage, Role
 from lifelong_gym.tasks import Task, TaskSet, load_task_set
 
-from .actions import answer_reply, operation_reply
+from .actions import Answer, Operation
 
 WRITE_TYPES = {"INSERT", "UPDATE", "DELETE"}
 
@@ -81,16 +81,16 @@ class DBTask(Task):
         """Whether the task is answered with rows (else it is scored by the table hash)."""
         return self.answer_info.direct is not None
 
-    def oracle_reply(self, history: Sequence[ChatMessage]) -> str:
+    def oracle_action(self, history: Sequence[ChatMessage]) -> Operation | Answer:
         """Run the reference statements one a turn, then answer with what the last returned."""
         done = sum(1 for message in history if message.role == Role.AGENT)
         if done < len(self.reference_sql):
-            return operation_reply(self.reference_sql[done])
+            return Operation(self.reference_sql[done])
         if not self.is_query:
-            return answer_reply("done")
+            return Answer("done")
         if self.reference_sql:  # answer with the rows the reference query returned
-            return answer_reply(history[-1].content)
-        return answer_reply(repr([tuple(row) for row in self.answer_info.direct or ()]))
+            return Answer(history[-1].content)
+        return Answer(repr([tuple(row) for row in self.answer_info.direct or ()]))
 
 
 def from_benchmark_record(key: str, record: dict[str, Any]) -> DBTask:

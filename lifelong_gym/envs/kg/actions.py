@@ -5,25 +5,25 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from lifelong_gym.core import InvalidReply
+from lifelong_gym.actions import InvalidReply
 from lifelong_gym.envs.kg import sparql
 from lifelong_gym.envs.kg.backends import KGBackend
-from lifelong_gym.envs.kg.sexpr import ACTIONS, ActionCall, SExpr, SExprError, parse_action
+from lifelong_gym.envs.kg.sexpr import (
+    ACTIONS,
+    PARAMETERS,
+    ActionCall,
+    SExpr,
+    SExprError,
+    parse_action,
+)
 from lifelong_gym.envs.kg.sparql import InvalidArgument
 from lifelong_gym.errors import ActionError
+from lifelong_gym.tool_calls import ToolCall, call_arguments, function_schema
 
 _MARKER = re.compile(r"(Action|Final Answer)\s*:[ \t]*([^\n]*)")
 _VARIABLE = re.compile(r"^#(\d+)$")
 
-ARITY = {
-    "get_relations": 1,
-    "get_neighbors": 2,
-    "intersection": 2,
-    "get_attributes": 1,
-    "argmax": 2,
-    "argmin": 2,
-    "count": 1,
-}
+ARITY = {name: len(parameters) for name, parameters in PARAMETERS.items()}
 # Actions whose first argument may be an entity id as well as a variable.
 ENTITY_INPUTS = frozenset({"get_relations", "get_neighbors", "get_attributes"})
 
@@ -37,6 +37,53 @@ class FinalAnswer:
     def key(self) -> str:
         """`Final Answer: #N`."""
         return f"Final Answer: {self.target.strip()}"
+
+    def text(self) -> str:
+        """`Final Answer: #N`."""
+        return self.key()
+
+    def tool_call(self) -> ToolCall:
+        """`final_answer(variable)`."""
+        return ToolCall("final_answer", {"variable": self.target.strip()})
+
+
+_DESCRIPTIONS = {
+    "get_relations": "The relations leaving an entity id or a variable.",
+    "get_neighbors": "The entities reached from an entity or variable through a relation; "
+    "a new variable.",
+    "intersection": "The entities in both variables; a new variable.",
+    "get_attributes": "The relations of an entity or variable whose values are numbers or dates.",
+    "argmax": "The entities of a variable with the largest value of an attribute; a new variable.",
+    "argmin": "The entities of a variable with the smallest value of an attribute; a new variable.",
+    "count": "How many entities a variable holds; a new variable (only a final answer).",
+}
+TOOLS = (
+    *(
+        function_schema(
+            name,
+            _DESCRIPTIONS[name],
+            **{p: "an entity id, variable #N or name" for p in parameters},
+        )
+        for name, parameters in PARAMETERS.items()
+    ),
+    function_schema(
+        "final_answer", "Finish with the variable that holds the answer.", variable="#N"
+    ),
+)
+
+
+def from_tool_call(call: ToolCall) -> ActionCall | FinalAnswer | InvalidReply:
+    """The action of a tool call: one of the seven actions, or `final_answer(variable)`."""
+    if call.name == "final_answer":
+        values = call_arguments(call, ("variable",))
+        return values if isinstance(values, InvalidReply) else FinalAnswer(values[0])
+    if call.name not in PARAMETERS:
+        known = ", ".join([*PARAMETERS, "final_answer"])
+        return InvalidReply(f"there is no tool {call.name!r}; the tools are {known}")
+    values = call_arguments(call, PARAMETERS[call.name])
+    if isinstance(values, InvalidReply):
+        return values
+    return ActionCall(call.name, tuple(value.strip() for value in values))
 
 
 def parse_reply(reply: str) -> ActionCall | FinalAnswer | InvalidReply:

@@ -12,9 +12,11 @@ from lifelong_gym.core import (
     LifelongEnv,
 )
 from lifelong_gym.envs.kg.actions import (
+    TOOLS,
     ActionError,
     ActionExecutor,
     FinalAnswer,
+    from_tool_call,
     parse_reply,
 )
 from lifelong_gym.envs.kg.backends import (
@@ -31,6 +33,7 @@ from lifelong_gym.envs.kg.task import KGTask, kg_task_from_record
 from lifelong_gym.errors import EnvArgumentError
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
 from lifelong_gym.tasks import TaskSet, load_task_set
+from lifelong_gym.tool_calls import ToolCall
 
 DEFAULT_TASK_SET = "default"
 BACKENDS = ("oxigraph", "sparql")
@@ -65,8 +68,16 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
     new variable and its size, or an error message. Empty after the final answer.
 
     ## Rewards
-    1.0 when the final answer's set equals the task's answer set exactly, else 0.0.
-    `info` holds `f1`, `precision`, `recall` and `executed` (one flag per action).
+    Given on the step that ends the task. With `reward="binary"` (default, the
+    benchmark's) 1.0 when the final answer's set equals the task's answer set exactly,
+    else 0.0. With `reward="partial"` a wrong answer earns its F1 against the answer set
+    (`info["f1"]`; 0.0 without a final answer). `info` holds `f1`, `precision`, `recall`
+    and `executed` (one flag per action).
+
+    ## Starting State
+    `reset` returns the instructions and the task (question and entity ids) as one
+    message; no variable exists yet. Without `options={"task_index": i}` the task is drawn
+    from the seeded `np_random`.
 
     ## Episode End
     Terminated on the final answer, an unparsable reply, or a store failure
@@ -84,13 +95,33 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
     - `max_results`: entities or relations kept per action (larger results are cut).
     - `query_timeout`: seconds a query may run before the agent is told it timed out;
       `None` runs every query unguarded (faster on the embedded store; trusted agents only).
+    - `reward`: `"binary"` (default) or `"partial"` (see Rewards).
     - `max_observation_length`, `render_mode` (`"ansi"`).
+    - `action_format`: `"text"` (the benchmark's reply format, default) or `"tools"`
+      (native tool calls: `env.unwrapped.tools` lists the function schemas; `step` takes
+      an OpenAI assistant message in JSON or `<tool_call>{...}</tool_call>` markup).
+
+    ## Example
+    >>> import gymnasium as gym
+    >>> import lifelong_gym
+    >>> gym.register_envs(lifelong_gym)
+    >>> env = gym.make("LifelongKG-v0")
+    >>> obs, info = env.reset(options={"task_index": 0})
+    >>> "Question:" in obs
+    True
+    >>> obs, reward, terminated, truncated, info = env.step("Action: count(#0)")
+    >>> obs, terminated
+    ('Error: there is no variable #0 (variables made: none yet)', False)
+    >>> obs, reward, terminated, truncated, info = env.step("I do not know.")
+    >>> terminated, info["status"], reward
+    (True, 'agent_validation_failed', 0.0)
+    >>> env.close()
 
     ## Version History
     - v0: first version.
     """
 
-    # Gymnasium's checker asks for a frame rate even for text rendering.
+    partial_credit = "f1"
 
     def __init__(
         self,
@@ -104,6 +135,8 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
         query_timeout: float | None = 10.0,
         max_observation_length: int = DEFAULT_MAX_OBSERVATION_LENGTH,
         render_mode: str | None = None,
+        action_format: str = "text",
+        reward: str = "binary",
     ):
         task_set = tasks if isinstance(tasks, TaskSet) else load_kg_tasks(tasks)
         super().__init__(
@@ -111,6 +144,8 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
             max_turns=max_turns,
             max_observation_length=max_observation_length,
             render_mode=render_mode,
+            action_format=action_format,
+            reward=reward,
         )
         if max_results < 1:
             raise EnvArgumentError(f"max_results must be at least 1, got {max_results}")
@@ -120,15 +155,21 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
         self._executed: list[bool] = []
         self._answer: tuple[str, ...] | None = None
 
-    def parse_action(self, reply: str) -> ActionCall | FinalAnswer | InvalidReply:
+    tool_schemas = TOOLS
+
+    def parse_text_action(self, reply: str) -> ActionCall | FinalAnswer | InvalidReply:
         """An action call, the final answer, or why the reply holds neither."""
         return parse_reply(reply)
+
+    def action_from_tool_call(self, call: ToolCall) -> ActionCall | FinalAnswer | InvalidReply:
+        """One of the seven actions, or `final_answer(variable)`."""
+        return from_tool_call(call)
 
     def interact(self, action: str) -> Interaction:
         """Run the reply's action, or take its final answer."""
         executor = self._executor
         assert executor is not None, "interact() needs a started task"
-        parsed = parse_reply(action)
+        parsed = self.parse_action(action)
         if isinstance(parsed, InvalidReply):
             return Interaction(
                 f"Invalid reply: {parsed.reason}.",
@@ -167,7 +208,7 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
         self._executor = ActionExecutor(self.backend, self.max_results)
         self._executed = []
         self._answer = None
-        return opening_prompt(task, self.max_turns)
+        return opening_prompt(task, self.max_turns, self.action_format)
 
     def _evaluate(self, task: KGTask, session: Session) -> Evaluation:
         truth = set(task.answer_list)

@@ -1,12 +1,15 @@
 """Generate the shipped KG: a seeded graph and questions answered by running their logical form.
 
-Usage: lifelong-gym generate kg [--seed 0] [--per-length 52] [--out DIR]
+Usage: lifelong-gym generate kg [--seed 0] [--per-length 52] [--output DIR]
+    [--split train|validation|test] [--exclude FILE]
+
+The graph is made from `--seed` alone, so every split of one seed asks about one graph
+(`graph.nt.gz` beside the splits); the questions of a split are drawn from a seed derived
+from `--seed` and `--split`.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import random
 from collections import defaultdict
 from pathlib import Path
@@ -17,7 +20,16 @@ from lifelong_gym.envs.kg.backends import OxigraphBackend
 from lifelong_gym.envs.kg.sexpr import SExpr, dump_sexpr, parse_action, sexpr_to_actions
 from lifelong_gym.envs.kg.sparql import count_query, entities_query
 from lifelong_gym.envs.kg.synthetic_graph import RELATIONS, Graph, build_graph, write_ntriples
-from lifelong_gym.tasks import DATA_DIR
+from lifelong_gym.generation import (
+    DEFAULT_NAME,
+    TASKS_SUFFIX,
+    generator_parser,
+    progress_bar,
+    set_name,
+    task_file,
+    write_task_set,
+)
+from lifelong_gym.splits import split_options, text_key
 
 MAX_ANSWERS = 25  # list questions with more answers than this are not asked
 # Shapes of logical form by the length of their action list (2..9).
@@ -136,52 +148,101 @@ class QuestionMaker:
         return sorted(set(self.store.select(entities_query(expr, 100_000))))
 
 
-def generate(seed: int, per_length: int, out: Path, scale: float = 1.0) -> tuple[int, int]:
-    """Write graph.nt.gz, default.jsonl and default.order.json into `out`."""
-    out.mkdir(parents=True, exist_ok=True)
+def graph_file(tasks_path: Path, shared: bool = False) -> Path:
+    """The graph written beside a task file: `graph.nt.gz` for the default set and for
+    splits (which share their seed's graph), else NAME's own."""
+    name = tasks_path.name.removesuffix(TASKS_SUFFIX)
+    own = not shared and name != DEFAULT_NAME
+    return tasks_path.with_name(f"{name}.graph.nt.gz" if own else "graph.nt.gz")
+
+
+def generate(
+    seed: int,
+    per_length: int,
+    path: Path,
+    scale: float = 1.0,
+    *,
+    question_seed: int | None = None,
+    exclude: frozenset[str] = frozenset(),
+    shared_graph: bool = False,
+) -> tuple[int, int]:
+    """Write the graph (from `seed`), the questions (`path`) and their order; return counts.
+
+    Questions are drawn from `question_seed` (default `seed`); none repeats another's text
+    or one of `exclude`.
+    """
     graph = build_graph(seed, scale)
-    graph_path = out / "graph.nt.gz"
+    graph_path = graph_file(path, shared_graph)
     triples = write_ntriples(graph, graph_path)
-    rng = random.Random(seed + 1)
+    rng = random.Random((seed if question_seed is None else question_seed) + 1)
     store = OxigraphBackend(graph_path, timeout=60)
-    maker = QuestionMaker(graph, store, rng)
-    records: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for length, shapes in SHAPES.items():
-        made, tries = 0, 0
-        while made < per_length:
-            tries += 1
-            if tries > per_length * 400:
-                raise RuntimeError(f"could not make {per_length} questions of length {length}")
-            record = maker.make(*rng.choice(shapes))
-            if record is None or record["s_expression"] in seen:
-                continue
-            assert len(record["action_list"]) == length
-            seen.add(record["s_expression"])
-            record = {"sample_index": len(records), "qid": f"synthetic-{len(records)}"} | record
-            records.append(record | {"source": f"lifelong-gym synthetic graph, seed {seed}"})
-            made += 1
-    store.close()
-    with (out / "default.jsonl").open("w", encoding="utf-8") as handle:
-        for record in records:
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    try:
+        maker = QuestionMaker(graph, store, rng)
+        records = make_questions(maker, seed, per_length, exclude)
+    finally:
+        store.close()
     order = list(range(len(records)))
     rng.shuffle(order)
-    (out / "default.order.json").write_text(json.dumps(order) + "\n")
+    write_task_set(records, order, path)
     return triples, len(records)
 
 
-def main(argv: list[str] | None = None) -> None:
+def make_questions(
+    maker: QuestionMaker, seed: int, per_length: int, exclude: frozenset[str] = frozenset()
+) -> list[dict[str, Any]]:
+    """`per_length` distinct questions for every length of action list, 2 to 9.
+
+    No question repeats another's text or one of `exclude` (texts as `text_key` folds them).
+    """
+    rng = maker.rng
+    records: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    texts = set(exclude)
+    with progress_bar(per_length * len(SHAPES), "kg questions") as bar:
+        for length, shapes in SHAPES.items():
+            made, tries = 0, 0
+            while made < per_length:
+                tries += 1
+                if tries > per_length * 400:
+                    raise RuntimeError(f"could not make {per_length} questions of length {length}")
+                record = maker.make(*rng.choice(shapes))
+                if record is None or record["s_expression"] in seen:
+                    continue
+                if text_key(record["question"]) in texts:
+                    continue
+                assert len(record["action_list"]) == length
+                seen.add(record["s_expression"])
+                texts.add(text_key(record["question"]))
+                record = {"sample_index": len(records), "qid": f"synthetic-{len(records)}"} | record
+                records.append(record | {"source": f"lifelong-gym synthetic graph, seed {seed}"})
+                made += 1
+                bar.update()
+    return records
+
+
+def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seed", type=int, default=0)
+    parser = generator_parser("kg", __doc__.splitlines()[0])
     parser.add_argument("--per-length", type=int, default=52, help="questions per length 2..9")
     parser.add_argument("--scale", type=float, default=1.0, help="entity counts multiplier")
-    parser.add_argument("--out", type=Path, default=DATA_DIR / "kg")
     args = parser.parse_args(argv)
-    triples, questions = generate(args.seed, args.per_length, args.out, args.scale)
-    print(f"wrote {triples} triples and {questions} questions to {args.out}")
+    question_seed, exclude = split_options(parser, args)
+    name = set_name(args)
+    path = task_file(args.output, "kg", name)
+    triples, questions = generate(
+        args.seed,
+        args.per_length,
+        path,
+        args.scale,
+        question_seed=question_seed,
+        exclude=exclude,
+        shared_graph=args.split is not None,
+    )
+    graph_path = graph_file(path, shared=args.split is not None)
+    print(f"wrote {triples} triples to {graph_path} and {questions} questions to {path}")
+    print(f'use them: gym.make("LifelongKG-v0", tasks="{path}", graph="{graph_path}")')
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

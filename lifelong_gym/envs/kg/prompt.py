@@ -39,8 +39,34 @@ Final Answer: #1
 Now your task."""
 
 
-def opening_prompt(task: KGTask, max_turns: int = 15) -> str:
+TOOL_INSTRUCTIONS = """\
+You will answer a question by exploring a knowledge graph, with one tool call per turn. \
+Entities are given by their ids (such as m.0abc12); relations are named \
+domain.type.property.
+
+The tools: get_relations(entity), get_neighbors(entity, relation), intersection(first, \
+second), get_attributes(entity), argmax(variable, attribute), argmin(variable, attribute), \
+count(variable) explore the graph, as their descriptions say; the tools that make entity \
+sets answer with a new variable. Variables are numbered #0, #1, ... in the order they are \
+made. A variable made by count, argmax or argmin can only be given as the final answer. \
+When a variable holds the answer, call final_answer(variable="#N"). You have {max_turns} \
+turns at most; a turn without a tool call ends the task.
+
+Example.
+Question: which languages are spoken in the country where the city Lisbon lies? \
+Entities: [m.04llb]
+Turn 1: get_neighbors(entity="m.04llb", relation="location.location.containedby")
+Result: variable #0, which holds 1 entity
+Turn 2: get_neighbors(entity="#0", relation="location.country.official_language")
+Result: variable #1, which holds 1 entity
+Turn 3: final_answer(variable="#1")
+
+Now your task."""
+
+
+def opening_prompt(task: KGTask, max_turns: int = 15, action_format: str = "text") -> str:
     """The instructions, the worked example, then the task's question and entity ids."""
     entities = ", ".join(task.entity_dict.values())
     question = f"Question: {task.question}, Entities: [{entities}]"
-    return f"{INSTRUCTIONS.format(max_turns=max_turns)}\n{question}"
+    instructions = TOOL_INSTRUCTIONS if action_format == "tools" else INSTRUCTIONS
+    return f"{instructions.format(max_turns=max_turns)}\n{question}"

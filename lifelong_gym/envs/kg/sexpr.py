@@ -7,19 +7,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lifelong_gym.errors import SExprError
+from lifelong_gym.tool_calls import ToolCall
 
 # An expression is an atom (entity id, class or relation name) or a list of expressions.
 SExpr = str | tuple["SExpr", ...]
 
-ACTIONS = (
-    "get_relations",
-    "get_neighbors",
-    "intersection",
-    "get_attributes",
-    "argmax",
-    "argmin",
-    "count",
-)
+# The seven actions and the names of their arguments (as tool parameters).
+PARAMETERS: dict[str, tuple[str, ...]] = {
+    "get_relations": ("entity",),
+    "get_neighbors": ("entity", "relation"),
+    "intersection": ("first", "second"),
+    "get_attributes": ("entity",),
+    "argmax": ("variable", "attribute"),
+    "argmin": ("variable", "attribute"),
+    "count": ("variable",),
+}
+ACTIONS = tuple(PARAMETERS)
 # Actions that create a new variable; the others answer with a list of relation names.
 VARIABLE_ACTIONS = frozenset({"get_neighbors", "intersection", "argmax", "argmin", "count"})
 
@@ -74,6 +77,17 @@ class ActionCall:
     def key(self) -> str:
         """The call as `name(arg, ...)`, spaced one way."""
         return str(self)
+
+    def text(self) -> str:
+        """`Action: name(arg, ...)`."""
+        return f"Action: {self}"
+
+    def tool_call(self) -> ToolCall:
+        """The call with its arguments named as the tool's parameters."""
+        names = PARAMETERS.get(self.name, ())
+        if len(names) != len(self.args):
+            names = tuple(f"arg{i}" for i in range(len(self.args)))
+        return ToolCall(self.name, dict(zip(names, self.args, strict=True)))
 
 
 def parse_action(text: str) -> ActionCall:

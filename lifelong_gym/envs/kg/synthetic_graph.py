@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lifelong_gym.envs.kg.sparql import NS, TYPE_RELATION, XSD
+from lifelong_gym.generation import replacing
 
 NAME_RELATION = "type.object.name"
 _MID_CHARS = "0123456789bcdfghjklmnpqrstvwxyz_"
@@ -179,10 +180,15 @@ def build_graph(seed: int, scale: float = 1.0) -> Graph:
 
 
 def write_ntriples(graph: Graph, path: Path) -> int:
-    """Write the graph as gzip-compressed N-Triples (byte-identical for equal graphs)."""
+    """Write the graph as gzip-compressed N-Triples, atomically (equal graphs, equal bytes)."""
     lines = graph.triple_lines()
     data = ("\n".join(lines) + "\n").encode("utf-8")
-    with path.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as handle:
+    with (
+        replacing(path) as temporary,
+        temporary.open("wb") as raw,
+        # the header names the final file, not the temporary one
+        gzip.GzipFile(filename=path.name, mode="wb", fileobj=raw, mtime=0) as handle,
+    ):
         handle.write(data)
     return len(lines)
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from lifelong_gym.envs.kg.actions import FinalAnswer
 from lifelong_gym.envs.kg.sexpr import (
     ACTIONS,
     VARIABLE_ACTIONS,
+    ActionCall,
     actions_to_sexpr,
     parse_action,
     sexpr_to_actions,
@@ -27,12 +29,12 @@ class KGTask(Task):
     qid: str = ""
     source: str = ""
 
-    def oracle_reply(self, history: Sequence[ChatMessage]) -> str:
+    def oracle_action(self, history: Sequence[ChatMessage]) -> ActionCall | FinalAnswer:
         """The next reference action, and after the last one the final answer."""
         done = sum(1 for message in history if message.role == Role.AGENT)
         if done < len(self.action_list):
-            return f"Action: {self.action_list[done]}"
-        return f"Final Answer: #{self.answer_variable}"
+            return parse_action(self.action_list[done])
+        return FinalAnswer(f"#{self.answer_variable}")
 
     @property
     def answer_variable(self) -> int:

@@ -6,8 +6,9 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from lifelong_gym.core import InvalidReply
+from lifelong_gym.actions import InvalidReply
 from lifelong_gym.errors import ActionError
+from lifelong_gym.tool_calls import ToolCall, call_arguments, function_schema
 
 OUTPUT_PREFIX = "The output of the OS:\n\n"
 EMPTY_OUTPUT = "The output of the OS is empty."
@@ -38,6 +39,46 @@ class Action:
     def key(self) -> str:
         """The kind and the content with its white space folded."""
         return f"{self.kind}: {' '.join(self.content.split())}"
+
+    def text(self) -> str:
+        """`Act: bash` with the script in a fenced block, `Act: finish` or `Act: answer(...)`."""
+        if self.kind == "bash":
+            return f"Act: bash\n\n```bash\n{self.content}\n```"
+        return "Act: finish" if self.kind == "finish" else f"Act: answer({self.content})"
+
+    def tool_call(self) -> ToolCall:
+        """`bash(script)`, `finish()` or `answer(text)`."""
+        if self.kind == "bash":
+            return ToolCall("bash", {"script": self.content})
+        return (
+            ToolCall("finish")
+            if self.kind == "finish"
+            else ToolCall("answer", {"text": self.content})
+        )
+
+
+TOOLS = (
+    function_schema(
+        "bash", "Run a bash script as root; returns what it printed.", script="the script"
+    ),
+    function_schema("finish", "Declare the task done."),
+    function_schema("answer", "Give the answer, when the task asks a question.", text="the answer"),
+)
+_TOOL_ARGUMENTS = {"bash": ("script",), "finish": (), "answer": ("text",)}
+
+
+def from_tool_call(call: ToolCall) -> Action | InvalidReply:
+    """The action of a tool call: `bash(script)`, `finish()` or `answer(text)`."""
+    expected = _TOOL_ARGUMENTS.get(call.name)
+    if expected is None:
+        return InvalidReply(f"there is no tool {call.name!r}; the tools are bash, finish, answer")
+    values = call_arguments(call, expected)
+    if isinstance(values, InvalidReply):
+        return values
+    content = values[0] if values else ""
+    if call.name == "bash" and not content.strip():
+        return InvalidReply("`bash` needs a script with commands")
+    return Action(call.name, content.strip() if call.name == "answer" else content)
 
 
 def parse_action(reply: str) -> Action | InvalidReply:

@@ -6,12 +6,15 @@ from pathlib import Path
 
 from lifelong_gym.core import Evaluation, Interaction, InvalidReply, LifelongEnv
 from lifelong_gym.envs.os.actions import (
+    TOOLS,
     Action,
     ActionError,
     disallowed_commands,
     format_output,
+    from_tool_call,
     parse_action,
 )
+from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 from lifelong_gym.envs.os.judge import judge, prepare
 from lifelong_gym.envs.os.prompt import opening_prompt
 from lifelong_gym.envs.os.sandbox import ContainerPool, Limits, Sandbox
@@ -20,8 +23,7 @@ from lifelong_gym.envs.os.tasks import OSTask, load_os_tasks
 from lifelong_gym.errors import EnvArgumentError
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
 from lifelong_gym.tasks import TaskSet
-
-DEFAULT_IMAGE = "lifelong-gym/os:latest"
+from lifelong_gym.tool_calls import ToolCall
 
 
 class LifelongOSEnv(LifelongEnv[OSTask]):
@@ -46,6 +48,12 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
 
     ## Rewards
     1.0 when the finished task is correct, else 0.0, given on the step that ends it.
+    An evaluation script passes or fails, so `reward="partial"` gives the same 0/1.
+
+    ## Starting State
+    `reset` takes a fresh container from the warm pool, runs the task's initialization
+    script in it, and returns the instructions and the task as one message. Without
+    `options={"task_index": i}` the task is drawn from the seeded `np_random`.
 
     ## Episode End
     Terminated on `finish`, `answer` or an unparsable reply; truncated after `max_turns`
@@ -63,6 +71,26 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
     - `restrict_commands`: allow only the benchmark's 29 commands plus shell builtins.
     - `network`: give containers a network (off by default).
     - `max_turns`, `render_mode`: as every environment of the suite.
+    - `action_format`: `"text"` (the benchmark's reply format, default) or `"tools"`
+      (native tool calls: `env.unwrapped.tools` lists the function schemas; `step` takes
+      an OpenAI assistant message in JSON or `<tool_call>{...}</tool_call>` markup).
+    - `reward`: `"binary"` (default) or `"partial"` (the same here; see Rewards).
+
+    ## Example
+    (needs a Docker engine and the image: `lifelong-gym build-image os`)
+
+    >>> import gymnasium as gym
+    >>> import lifelong_gym
+    >>> gym.register_envs(lifelong_gym)
+    >>> env = gym.make("LifelongOS-v0", pool_size=1)
+    >>> obs, info = env.reset(options={"task_index": 0})
+    >>> obs, reward, terminated, truncated, info = env.step("Act: bash\\n```bash\\necho hi\\n```")
+    >>> obs
+    'The output of the OS:\\n\\nhi\\n'
+    >>> obs, reward, terminated, truncated, info = env.step("Act: finish")
+    >>> terminated, info["status"]
+    (True, 'completed')
+    >>> env.close()
 
     ## Version History
     - v0: initial version.
@@ -81,13 +109,21 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
         network: bool = False,
         max_turns: int = 5,
         render_mode: str | None = None,
+        action_format: str = "text",
+        reward: str = "binary",
     ):
         if shell not in ("persistent", "bash-c"):
             raise EnvArgumentError(f"shell must be 'persistent' or 'bash-c', got {shell!r}")
         if command_timeout <= 0:
             raise EnvArgumentError(f"command_timeout must be positive, got {command_timeout}")
         task_set = tasks if isinstance(tasks, TaskSet) else load_os_tasks(tasks)
-        super().__init__(task_set, max_turns=max_turns, render_mode=render_mode)
+        super().__init__(
+            task_set,
+            max_turns=max_turns,
+            render_mode=render_mode,
+            action_format=action_format,
+            reward=reward,
+        )
         self.mode = Mode.PERSISTENT if shell == "persistent" else Mode.BASH_C
         self.command_timeout = command_timeout
         self.max_output_length = max_output_length
@@ -102,15 +138,21 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
         self.answer = None
         self.sandbox = self.pool.acquire()
         prepare(self.sandbox, task)
-        return opening_prompt(task.instruction)
+        return opening_prompt(task.instruction, self.action_format)
 
-    def parse_action(self, reply: str) -> Action | InvalidReply:
+    tool_schemas = TOOLS
+
+    def parse_text_action(self, reply: str) -> Action | InvalidReply:
         """A script to run, `finish`, an answer, or why the reply is invalid."""
         return parse_action(reply)
 
+    def action_from_tool_call(self, call: ToolCall) -> Action | InvalidReply:
+        """`bash(script)`, `finish()` or `answer(text)`."""
+        return from_tool_call(call)
+
     def interact(self, action: str) -> Interaction:
         """Parse the reply; run its script, or end the task on `finish` / `answer`."""
-        parsed = parse_action(action)
+        parsed = self.parse_action(action)
         if isinstance(parsed, InvalidReply):
             return Interaction(
                 f"Invalid action: {parsed.reason}.",

@@ -3,53 +3,67 @@
 Every task is checked in a fresh container: its evaluation must fail right after the
 initialization and pass after the reference solution ran. Run:
 
-    lifelong-gym generate os --count 300 --seed 0 --output DIR
+    lifelong-gym generate os --count 300 --seed 0 [--output DIR]
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import random
 import sys
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-
-from tqdm import tqdm
 
 from lifelong_gym.envs.os import templates_text, templates_users  # noqa: F401 (registers)
+from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 from lifelong_gym.envs.os.judge import judge, prepare
 from lifelong_gym.envs.os.sandbox import ContainerPool
 from lifelong_gym.envs.os.shell import Mode
 from lifelong_gym.envs.os.tasks import SKILLS, OSTask, ScriptItem
 from lifelong_gym.envs.os.templates import TEMPLATES
+from lifelong_gym.errors import ConfigError
+from lifelong_gym.generation import (
+    generator_parser,
+    progress_bar,
+    set_name,
+    task_file,
+    write_task_set,
+)
+from lifelong_gym.splits import split_options, text_key
 
 MIN_PER_SKILL = 10
 
 
-def generate_tasks(count: int, seed: int, *, min_per_skill: int = MIN_PER_SKILL) -> list[OSTask]:
-    """Draw `count` distinct tasks; the least covered skill picks the next template."""
+def generate_tasks(
+    count: int,
+    seed: int,
+    *,
+    min_per_skill: int = MIN_PER_SKILL,
+    exclude: frozenset[str] = frozenset(),
+) -> list[OSTask]:
+    """Draw `count` distinct tasks, none with an instruction in `exclude`; the least
+    covered skill picks the next template."""
     missing = set(SKILLS) - {s for skills, _ in TEMPLATES.values() for s in skills}
     if missing:
         raise RuntimeError(f"no template covers the skills {sorted(missing)}")
     if count < min_per_skill * 3:
-        raise ValueError(f"count must be at least {min_per_skill * 3} to cover every skill")
+        raise ConfigError(f"--count must be at least {min_per_skill * 3} to cover every skill")
     rng = random.Random(seed)
     covered: Counter[str] = Counter()
     tasks: list[OSTask] = []
-    seen: set[str] = set()
+    seen: set[str] = set(exclude)
     names = sorted(TEMPLATES)
-    while len(tasks) < count:
+    for _ in range(count * 1000):
+        if len(tasks) == count:
+            return tasks
         lowest = min(covered[s] for s in SKILLS)
         needy = sorted(s for s in SKILLS if covered[s] == lowest)
         skill = rng.choice(needy)
         name = rng.choice([n for n in names if skill in TEMPLATES[n][0]])
         skills, make = TEMPLATES[name]
         draft = make(rng)
-        if draft.instruction in seen:
+        if text_key(draft.instruction) in seen:
             continue
-        seen.add(draft.instruction)
+        seen.add(text_key(draft.instruction))
         covered.update(skills)
         tasks.append(
             OSTask(
@@ -61,7 +75,7 @@ def generate_tasks(count: int, seed: int, *, min_per_skill: int = MIN_PER_SKILL)
                 ground_truth=ScriptItem(script=draft.solution),
             )
         )
-    return tasks
+    raise RuntimeError(f"made only {len(tasks)} of {count} tasks with instructions not yet taken")
 
 
 def verify_task(pool: ContainerPool, task: OSTask) -> str | None:
@@ -87,51 +101,43 @@ def verify_tasks(tasks: list[OSTask], image: str, workers: int = 3) -> dict[int,
     pool = ContainerPool(image, size=workers + 1)
     try:
         with ThreadPoolExecutor(workers) as executor:
-            verdicts = list(
-                tqdm(
-                    executor.map(lambda t: verify_task(pool, t), tasks),
-                    total=len(tasks),
-                    desc="verifying",
-                )
-            )
+            checked = executor.map(lambda t: verify_task(pool, t), tasks)
+            verdicts = list(progress_bar(len(tasks), "verifying os tasks", checked))
     finally:
         pool.close()
     return {t.index: v for t, v in zip(tasks, verdicts, strict=True) if v is not None}
 
 
-def write_task_set(tasks: list[OSTask], folder: Path, name: str, seed: int) -> Path:
-    """Write `name.jsonl` and its sample order `name.order.json` (seeded) into `folder`."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{name}.jsonl"
-    with path.open("w", encoding="utf-8") as handle:
-        for task in tasks:
-            handle.write(json.dumps(task.model_dump(exclude_defaults=True)) + "\n")
-    order = [t.index for t in tasks]
+def sample_order(tasks: list[OSTask], seed: int) -> list[int]:
+    """The lifelong order of a task set: its indices shuffled by `seed`."""
+    order = [task.index for task in tasks]
     random.Random(seed + 1).shuffle(order)
-    (folder / f"{name}.order.json").write_text(json.dumps(order) + "\n")
-    return path
+    return order
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: generate, verify in containers, and write the task set."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--count", type=int, default=300)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--output", type=Path, default=Path("lifelong_gym/data/os"))
-    parser.add_argument("--name", default="default")
-    parser.add_argument("--image", default="lifelong-gym/os:latest")
+    parser = generator_parser("os", __doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=300, help="number of tasks (300)")
+    parser.add_argument("--image", default=DEFAULT_IMAGE, help=f"({DEFAULT_IMAGE})")
     parser.add_argument("--no-verify", action="store_true", help="skip the container check")
     args = parser.parse_args(argv)
-    tasks = generate_tasks(args.count, args.seed)
+    seed, exclude = split_options(parser, args)
+    name = set_name(args)
+    path = task_file(args.output, "os", name)
+    tasks = generate_tasks(args.count, seed, exclude=exclude)
     if not args.no_verify:
         problems = verify_tasks(tasks, args.image)
         if problems:
             for index, problem in sorted(problems.items()):
                 print(f"task {index}: {problem}", file=sys.stderr)
             return 1
-    path = write_task_set(tasks, args.output, args.name, args.seed)
+    records = [task.model_dump(exclude_defaults=True) for task in tasks]
+    path, order_path = write_task_set(records, sample_order(tasks, seed), path)
     coverage = Counter(s for t in tasks for s in t.skills)
-    print(f"wrote {len(tasks)} tasks to {path}; fewest per skill: {min(coverage.values())}")
+    print(f"wrote {len(tasks)} tasks to {path} and the order to {order_path}")
+    print(f"fewest tasks per skill: {min(coverage.values())}")
+    print(f'use them: gym.make("LifelongOS-v0", tasks="{path}")')
     return 0
 
 

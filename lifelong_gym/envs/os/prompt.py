@@ -36,6 +36,30 @@ Act: answer(3)
 Now the task."""
 
 
-def opening_prompt(instruction: str) -> str:
+TOOL_INSTRUCTIONS = """You are working as root in a Linux (Debian) shell, to do the task below.
+Each of your turns makes exactly one of these tool calls:
+
+1. `bash(script)`: run the commands of `script` as one bash script; you then see what they
+   printed.
+2. `finish()`: declare the task done.
+3. `answer(text)`: give your answer, when the task asks a question.
+
+You may think before the call. A turn without a tool call ends the task. Commands that run
+too long are stopped, and very long output is shortened. Do not wait for input from a
+person: nobody will type anything.
+
+A worked example.
+Task: How many entries are in the directory /etc/skel?
+Turn 1: bash(script="ls -A /etc/skel | wc -l")
+Result: The output of the OS:
+
+3
+Turn 2: answer(text="3")
+
+Now the task."""
+
+
+def opening_prompt(instruction: str, action_format: str = "text") -> str:
     """The first message of a task: the action formats, the example, then `instruction`."""
-    return f"{INSTRUCTIONS}\n\nTask: {instruction}"
+    instructions = TOOL_INSTRUCTIONS if action_format == "tools" else INSTRUCTIONS
+    return f"{instructions}\n\nTask: {instruction}"

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from lifelong_gym.envs.os.actions import observation_output
+from lifelong_gym.envs.os.actions import Action, observation_output
 from lifelong_gym.session import ChatMessage, Role
 from lifelong_gym.tasks import Task, TaskSet, load_task_set
 
@@ -73,20 +73,20 @@ class OSTask(Task):
     answer_check: AnswerCheck | None = None
     source: str = "lifelong-gym"
 
-    def oracle_reply(self, history: Sequence[ChatMessage]) -> str:
+    def oracle_action(self, history: Sequence[ChatMessage]) -> Action:
         """Run the reference solution, then finish (or answer with what it printed)."""
         turn = sum(1 for message in history if message.role == Role.AGENT)
         check = self.answer_check
         if check is not None and check.match is not None and self.ground_truth is None:
-            return f"Act: answer({check.match})"
+            return Action("answer", check.match)
         if turn == 0 and self.ground_truth is not None:
-            return "Act: bash\n\n```bash\n" + solution_bash(self.ground_truth) + "\n```"
+            return Action("bash", solution_bash(self.ground_truth))
         if check is None:
-            return "Act: finish"
+            return Action("finish")
         if check.match is not None:
-            return f"Act: answer({check.match})"
+            return Action("answer", check.match)
         last = history[-1].content if history else ""
-        return f"Act: answer({observation_output(last).strip()})"
+        return Action("answer", observation_output(last).strip())
 
 
 def solution_bash(item: ScriptItem) -> str:

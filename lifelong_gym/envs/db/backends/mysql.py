@@ -1,18 +1,22 @@
 """The MySQL/MariaDB back-end: one server, a fresh database per task, an agent account per env.
 
-The agent's statements run as an account that can touch only the task's database; the
-ground truth stays in this process. A watchdog kills statements that overrun. Databases
-and accounts are named after the host and process that made them, so a crashed run's
-leftovers are found and dropped at the next start on that host.
+The agent's statements pass an allow-list (`mysql_guard`) and run as an account that may
+only read and change rows of the task's database; the ground truth stays in this process.
+A watchdog ends the agent's connection (not only its statement) when a statement overruns,
+and a fresh connection takes the next turn. Scoring and dropping run under lock timeouts
+and a statement time limit. Databases and accounts are named after the host and process
+that made them, so a crashed run's leftovers are found and removed at the next start or
+close on that host. docs/security.md states what an agent can and cannot do here.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
+import math
 import os
 import secrets
 import socket
-import threading
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
@@ -21,14 +25,43 @@ from lifelong_gym.processes import process_alive
 from ..table_hash import GROUP_CONCAT_MAX_LEN, table_hash_sql
 from ..tasks import TableInfo
 from .base import BackendError, DatabaseBackend, StatementResult, overrun_message
+from .mysql_cleanup import (
+    Watchdog,
+    drop_databases,
+    error_code,
+    kill_account_threads,
+    kill_thread,
+    quote,
+    run,
+)
+from .mysql_guard import refusal
+
+logger = logging.getLogger(__name__)
 
 PREFIX = "lgym_"
 _HOST_TAG = hashlib.sha1(socket.gethostname().encode()).hexdigest()[:6]
+# the only privileges the tasks need, on the task's database alone
+AGENT_PRIVILEGES = "SELECT, INSERT, UPDATE, DELETE"
+# rows of one result kept in memory at most (a row itself is bounded by max_allowed_packet)
+MAX_RESULT_BYTES = 1 << 20
+ACCESS_DENIED = 1045
+# the columns of the task's table, found only while it is a base table (constants on both
+# sides keep information_schema from scanning every table on the server)
+_BASE_TABLE_COLUMNS = (
+    "SELECT COLUMN_NAME FROM information_schema.COLUMNS "
+    "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND EXISTS ("
+    "SELECT 1 FROM information_schema.TABLES "
+    "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND TABLE_TYPE = 'BASE TABLE') "
+    "ORDER BY ORDINAL_POSITION"
+)
+
+__all__ = ["MysqlBackend", "PREFIX", "grant_pattern", "parse_url", "quote"]
 
 
-def quote(identifier: str) -> str:
-    """A MySQL identifier in backticks."""
-    return "`" + identifier.replace("`", "``") + "`"
+def grant_pattern(database: str) -> str:
+    """The database as a GRANT names it: `_` and `%` are wildcards there, so escape them."""
+    escaped = database.replace("_", "\\_").replace("%", "\\%")
+    return quote(escaped)
 
 
 def parse_url(url: str) -> dict[str, Any]:
@@ -73,28 +106,40 @@ class MysqlBackend(DatabaseBackend):
     def __init__(self, url: str, *, sql_mode: str | None = None, **limits: Any):
         super().__init__(**limits)
         self.sql_mode = sql_mode
+        # scoring and dropping get one statement's time, and whole seconds of lock waits
+        self.cleanup_timeout = max(1.0, self.statement_timeout)
         self._pymysql = _pymysql()
         self._server = parse_url(url)
         self._owner = f"{_HOST_TAG}_{os.getpid()}"
-        token = secrets.token_hex(3)
-        self._account = f"{PREFIX}{self._owner}_{token}"
+        self._account = f"{PREFIX}{self._owner}_{secrets.token_hex(3)}"
         self._password = secrets.token_urlsafe(18)
         self._database: str | None = None
         self._agent: Any = None
-        self._admin = self._connect(**self._server)
-        self._drop_leftovers()
-        self._admin_run("CREATE USER %s@'%%' IDENTIFIED BY %s", (self._account, self._password))
+        self._stranded: set[str] = set()  # databases a lock kept us from dropping
+        self._admin = self._admin_connection()
+        version, global_mode = run(self._admin, "SELECT VERSION(), @@GLOBAL.sql_mode")[0]
+        self._mariadb = "mariadb" in version.lower()
+        mode = global_mode if sql_mode is None else sql_mode
+        self._backslash_escapes = "NO_BACKSLASH_ESCAPES" not in mode.upper()
+        self._sweep_leftovers()
+        # the server's own limit on the agent's statements, should the watchdog fail
+        limit = f" WITH MAX_STATEMENT_TIME {2 * self.statement_timeout + 1:g}" * self._mariadb
+        run(
+            self._admin,
+            f"CREATE USER %s@'%%' IDENTIFIED BY %s{limit}",
+            (self._account, self._password),
+        )
         self._closed = False
 
     def start(self, table: TableInfo) -> None:
         """Create a fresh database with the task's table, open to the agent's account only."""
         self.discard()
         name = f"{self._account}_{secrets.token_hex(3)}"
-        self._admin_run(f"CREATE DATABASE {quote(name)} CHARACTER SET utf8mb4")
+        run(self._admin, f"CREATE DATABASE {quote(name)} CHARACTER SET utf8mb4")
         self._database = name
         columns = ", ".join(f"{quote(c.name)} {c.type}" for c in table.column_info_list)
         target = f"{quote(name)}.{quote(table.name)}"
-        self._admin_run(f"CREATE TABLE {target} ({columns})")
+        run(self._admin, f"CREATE TABLE {target} ({columns})")
         if table.row_list:
             marks = ", ".join(["%s"] * len(table.column_info_list))
             with self._admin.cursor() as cursor:
@@ -102,93 +147,76 @@ class MysqlBackend(DatabaseBackend):
                     f"INSERT INTO {target} VALUES ({marks})", [list(r) for r in table.row_list]
                 )
         self._admin.commit()
-        self._admin_run(f"GRANT ALL PRIVILEGES ON {quote(name)}.* TO %s@'%%'", (self._account,))
-        self._agent = self._connect(
-            **{**self._server, "user": self._account, "password": self._password},
-            database=name,
-            read_timeout=self.statement_timeout + 30,
+        run(
+            self._admin,
+            f"GRANT {AGENT_PRIVILEGES} ON {grant_pattern(name)}.* TO %s@'%%'",
+            (self._account,),
         )
-        if self.sql_mode is not None:
-            with self._agent.cursor() as cursor:
-                cursor.execute("SET SESSION sql_mode = %s", (self.sql_mode,))
+        self._agent = self._agent_connection()
 
     def execute(self, sql: str) -> StatementResult:
-        """Run one agent statement as the agent's account, killed if it overruns."""
+        """Run one agent statement as the agent's account; an overrun ends its connection."""
         if self._agent is None:
             raise RuntimeError("no task database: start() must come first")
+        reason = refusal(sql, backslash_escapes=self._backslash_escapes)
+        if reason is not None:
+            return StatementResult(error=f"the statement was refused: {reason}")
         pymysql = self._pymysql
-        connection_id = self._agent.thread_id()
-        fired = threading.Event()
-
-        def kill() -> None:
-            fired.set()
+        thread_id = self._agent.thread_id()
+        result, broken = StatementResult(), False
+        with Watchdog(self.statement_timeout, lambda: self._kill(thread_id)) as watchdog:
             try:
-                with self._connect(**self._server) as killer, killer.cursor() as cursor:
-                    cursor.execute(f"KILL QUERY {int(connection_id)}")
-            except pymysql.MySQLError:
-                pass
-
-        watchdog = threading.Timer(self.statement_timeout, kill)
-        watchdog.start()
-        cursor = self._agent.cursor(pymysql.cursors.SSCursor)
-        try:
-            cursor.execute(sql)
-            if cursor.description is None:
-                return StatementResult()
-            rows = cursor.fetchmany(self.max_rows + 1)
-            more = len(rows) > self.max_rows
-            if fired.is_set():  # SLEEP() returns normally when its query is killed
-                return StatementResult(error=self._overrun())
-            if more:  # stop the server from streaming the rest
-                watchdog.cancel()
-                kill()
-            return StatementResult(rows=list(rows[: self.max_rows]), more_rows=more)
-        except pymysql.MySQLError as error:
-            if fired.is_set() and not isinstance(error, pymysql.err.ProgrammingError):
-                return StatementResult(error=self._overrun())
-            return StatementResult(error=_message(error))
-        finally:
-            watchdog.cancel()
-            self._close_cursor(cursor)
+                result, broken = self._run(sql)
+            except pymysql.MySQLError as error:
+                result = StatementResult(error=_message(error))
+                broken = _connection_lost(error, pymysql)
+            except UnicodeError as error:  # text the server sent that is not UTF-8
+                result = StatementResult(error=f"the result is not valid UTF-8 text ({error})")
+                broken = True
+        if watchdog.fired:
+            result = StatementResult(error=overrun_message(self.statement_timeout))
+        if broken or watchdog.fired:
+            self._renew_agent(thread_id)
+        return result
 
     def table_hash(self, table: TableInfo) -> str | None:
-        """The table hash, computed by the server itself (CONCAT_WS, MD5, GROUP_CONCAT)."""
+        """The table hash, computed by the server (CONCAT_WS, MD5, GROUP_CONCAT), time-bound."""
         if self._database is None:
             raise RuntimeError("no task database: start() must come first")
-        with self._admin.cursor() as cursor:
-            cursor.execute(
-                "SELECT COLUMN_NAME FROM information_schema.COLUMNS "
-                "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION",
-                (self._database, table.name),
-            )
-            columns = [quote(row[0]) for row in cursor.fetchall()]
-            if not columns:
-                raise LookupError(f"the table {table.name!r} no longer exists")
-            cursor.execute(f"SET SESSION group_concat_max_len = {GROUP_CONCAT_MAX_LEN}")
-            cursor.execute(table_hash_sql(f"{quote(self._database)}.{quote(table.name)}", columns))
-            (digest,) = cursor.fetchone()
+        found = run(self._admin, _BASE_TABLE_COLUMNS, (self._database, table.name) * 2)
+        columns = [quote(name) for (name,) in found]
+        if not columns:
+            raise LookupError(f"the table {table.name!r} is no longer a base table of the task")
+        query = table_hash_sql(f"{quote(self._database)}.{quote(table.name)}", columns)
+        try:
+            ((digest,),) = run(self._admin, self._time_bound(query))
+        except self._pymysql.MySQLError as error:
+            if (error_code(error) or 0) >= 2000:  # the client's own trouble, not the agent's
+                raise
+            raise LookupError(
+                f"the table {table.name!r} could not be read within "
+                f"{self.cleanup_timeout:g} s: {_message(error)}"
+            ) from None
         return digest
 
     def discard(self) -> None:
-        """Close the agent's connection and drop the task's database."""
-        if self._agent is not None:
-            try:
-                self._agent.close()
-            except Exception:  # noqa: BLE001 - a broken connection is closed either way
-                pass
-            self._agent = None
+        """End the agent's connection, then drop the task's database (within lock timeouts)."""
+        self._end_agent()
         if self._database is not None:
             name, self._database = self._database, None
-            self._admin_run(f"DROP DATABASE IF EXISTS {quote(name)}")
+            self._drop([name])
 
     def close(self) -> None:
-        """Drop the task's database and the agent's account, then disconnect."""
+        """Drop the task's database and the agent's account, sweep dead runs, disconnect."""
         if getattr(self, "_closed", True):
             return
         self._closed = True
         try:
             self.discard()
-            self._admin_run("DROP USER IF EXISTS %s@'%%'", (self._account,))
+            kill_account_threads(self._admin, self._account, self._pymysql.MySQLError)
+            self._drop(sorted(self._stranded))
+            run(self._admin, "DROP USER IF EXISTS %s@'%%'", (self._account,))
+            self._sweep_leftovers()
         finally:
             self._admin.close()
 
@@ -198,60 +226,140 @@ class MysqlBackend(DatabaseBackend):
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
 
-    # -- internals --------------------------------------------------------------------
+    # -- the agent's connection -------------------------------------------------------
 
-    def _overrun(self) -> str:
-        return overrun_message(self.statement_timeout)
+    def _run(self, sql: str) -> tuple[StatementResult, bool]:
+        """The statement's result, and whether its connection must be renewed."""
+        cursor = self._agent.cursor(self._pymysql.cursors.SSCursor)
+        cursor.execute(sql)
+        if cursor.description is None:
+            cursor.close()
+            return StatementResult(), False
+        rows: list[tuple[Any, ...]] = []
+        size = 0
+        while len(rows) <= self.max_rows and size <= MAX_RESULT_BYTES:
+            row = cursor.fetchone()
+            if row is None:
+                cursor.close()
+                return StatementResult(rows=rows), False
+            rows.append(row)
+            size += sum(len(v) if isinstance(v, (str, bytes)) else 8 for v in row)
+        # more rows than we show: end the connection instead of letting the server stream on
+        return StatementResult(rows=rows[: self.max_rows], more_rows=True), True
+
+    def _agent_connection(self) -> Any:
+        """A connection as the agent's account to the task's database."""
+        try:
+            connection = self._open(**self._agent_arguments())
+        except self._pymysql.MySQLError as error:
+            if error_code(error) != ACCESS_DENIED:
+                raise BackendError(self._cannot_connect(self._account, error)) from None
+            # the account's password was changed from inside (SET PASSWORD): set it back
+            run(self._admin, "ALTER USER %s@'%%' IDENTIFIED BY %s", (self._account, self._password))
+            connection = self._connect(**self._agent_arguments())
+        if self.sql_mode is not None:
+            run(connection, "SET SESSION sql_mode = %s", (self.sql_mode,))
+        return connection
+
+    def _agent_arguments(self) -> dict[str, Any]:
+        return {
+            **self._server,
+            "user": self._account,
+            "password": self._password,
+            "database": self._database,
+            "read_timeout": self.statement_timeout + 30,
+        }
+
+    def _kill(self, thread_id: int) -> None:
+        """End the agent's connection from a second one of its own account (which may)."""
+        with self._connect(**self._agent_arguments()) as killer:
+            kill_thread(killer, thread_id, self._pymysql.MySQLError)
+
+    def _renew_agent(self, thread_id: int) -> None:
+        """Replace a connection that was killed or left mid-stream by a fresh one."""
+        fresh = self._agent_connection()
+        kill_thread(fresh, thread_id, self._pymysql.MySQLError)
+        self._close_quietly(self._agent)
+        self._agent = fresh
+
+    def _end_agent(self) -> None:
+        """Close the agent's connection; the server then ends its session and locks at once."""
+        # it is idle here: a connection that overran was killed and renewed in `execute`
+        if self._agent is not None:
+            agent, self._agent = self._agent, None
+            self._close_quietly(agent)
+
+    def _close_quietly(self, connection: Any) -> None:
+        try:
+            connection.close()
+        except Exception:  # noqa: BLE001 - a killed connection is closed either way
+            pass
+
+    # -- the admin's side -------------------------------------------------------------
+
+    def _admin_connection(self) -> Any:
+        """A connection as the URL's account whose waits for locks are bounded."""
+        connection = self._connect(**self._server, read_timeout=self.cleanup_timeout + 60)
+        wait = math.ceil(self.cleanup_timeout)
+        run(
+            connection,
+            f"SET SESSION lock_wait_timeout = {wait}, innodb_lock_wait_timeout = {wait}, "
+            f"group_concat_max_len = {GROUP_CONCAT_MAX_LEN}",
+        )
+        return connection
+
+    def _time_bound(self, query: str) -> str:
+        """`query` (a SELECT) with the server's statement time limit attached."""
+        if self._mariadb:
+            return f"SET STATEMENT max_statement_time = {self.cleanup_timeout:g} FOR {query}"
+        milliseconds = int(self.cleanup_timeout * 1000)
+        return query.replace("SELECT", f"SELECT /*+ MAX_EXECUTION_TIME({milliseconds}) */", 1)
+
+    def _drop(self, names: list[str]) -> None:
+        """Drop databases of ours; one a lock keeps is retried at close, and logged."""
+        if not names:
+            return
+        try:
+            stuck = drop_databases(
+                self._admin, names, self._admin_connection, self._pymysql.MySQLError
+            )
+        except (BackendError, self._pymysql.MySQLError) as error:  # retried at close
+            stuck = {name: str(error) for name in names}
+        self._stranded.difference_update(names)
+        self._stranded.update(stuck)
+        for name, reason in stuck.items():
+            logger.warning("could not drop database %s yet: %s", name, reason)
+
+    def _sweep_leftovers(self) -> None:
+        """End the threads of dead runs' agent accounts, then drop their databases and accounts."""
+        pattern = f"{PREFIX}{_HOST_TAG}\\_%"
+        databases = [r[0] for r in run(self._admin, "SHOW DATABASES LIKE %s", (pattern,))]
+        users = run(self._admin, "SELECT User FROM mysql.user WHERE User LIKE %s", (pattern,))
+        accounts = [user for (user,) in users]
+        dead_accounts = [a for a in accounts if not _owner_alive(a)]
+        for account in dead_accounts:
+            kill_account_threads(self._admin, account, self._pymysql.MySQLError)
+        self._drop([d for d in databases if not _owner_alive(d)])
+        for account in dead_accounts:
+            run(self._admin, "DROP USER IF EXISTS %s@'%%'", (account,))
+
+    def _open(self, **arguments: Any) -> Any:
+        return self._pymysql.connect(
+            connect_timeout=10, autocommit=True, charset="utf8mb4", local_infile=False, **arguments
+        )
 
     def _connect(self, **arguments: Any) -> Any:
-        pymysql = self._pymysql
         try:
-            return pymysql.connect(
-                connect_timeout=10,
-                autocommit=True,
-                charset="utf8mb4",
-                local_infile=False,
-                **arguments,
-            )
-        except pymysql.MySQLError as error:
-            where = f"{self._server['host']}:{self._server['port']}"
-            raise BackendError(
-                f"cannot connect to MySQL at {where} as {arguments['user']!r}: {_message(error)}; "
-                "check that the server runs and the url (mysql://user:password@host:port) is right"
-            ) from None
+            return self._open(**arguments)
+        except self._pymysql.MySQLError as error:
+            raise BackendError(self._cannot_connect(arguments["user"], error)) from None
 
-    def _admin_run(self, sql: str, arguments: tuple[Any, ...] | None = None) -> None:
-        with self._admin.cursor() as cursor:
-            cursor.execute(sql, arguments)
-
-    def _drop_leftovers(self) -> None:
-        """Drop databases and accounts of dead processes on this host."""
-        with self._admin.cursor() as cursor:
-            cursor.execute("SHOW DATABASES LIKE %s", (f"{PREFIX}{_HOST_TAG}\\_%",))
-            databases = [row[0] for row in cursor.fetchall()]
-            cursor.execute(
-                "SELECT User FROM mysql.user WHERE User LIKE %s", (f"{PREFIX}{_HOST_TAG}\\_%",)
-            )
-            accounts = [row[0] for row in cursor.fetchall()]
-        for database in databases:
-            if not _owner_alive(database):
-                self._admin_run(f"DROP DATABASE IF EXISTS {quote(database)}")
-        for account in accounts:
-            if not _owner_alive(account):
-                self._admin_run("DROP USER IF EXISTS %s@'%%'", (account,))
-
-    def _close_cursor(self, cursor: Any) -> None:
-        try:
-            cursor.close()
-        except self._pymysql.MySQLError:
-            # the connection is unusable after a killed stream: reconnect for the next statement
-            database = self._database
-            self._agent.close()
-            self._agent = self._connect(
-                **{**self._server, "user": self._account, "password": self._password},
-                database=database,
-                read_timeout=self.statement_timeout + 30,
-            )
+    def _cannot_connect(self, user: str, error: Exception) -> str:
+        where = f"{self._server['host']}:{self._server['port']}"
+        return (
+            f"cannot connect to MySQL at {where} as {user!r}: {_message(error)}; "
+            "check that the server runs and the url (mysql://user:password@host:port) is right"
+        )
 
 
 def _owner_alive(name: str) -> bool:
@@ -261,6 +369,14 @@ def _owner_alive(name: str) -> bool:
     except (IndexError, ValueError):
         return True
     return pid == os.getpid() or process_alive(pid)
+
+
+def _connection_lost(error: Exception, pymysql: Any) -> bool:
+    """Whether an error left the agent's connection unusable (killed, closed, out of step)."""
+    if isinstance(error, (pymysql.err.InterfaceError, pymysql.err.InternalError)):
+        return True
+    code = error_code(error)
+    return code is None or code >= 2000 or code in (1053, 1927)
 
 
 def _message(error: Exception) -> str:

@@ -9,6 +9,9 @@ from collections.abc import Callable
 
 from faker import Faker
 
+from lifelong_gym.generation import progress_bar
+from lifelong_gym.splits import text_key
+
 from ..backends import DatabaseBackend, SqliteBackend
 from ..tasks import DBTask
 from .context import Built, Context
@@ -49,9 +52,18 @@ def builders_for(skill: str) -> tuple[Builder, ...]:
 
 
 class Generator:
-    """Makes tasks one by one, sampling rarely used skills more often."""
+    """Makes tasks one by one, sampling rarely used skills more often.
 
-    def __init__(self, seed: int, check: DatabaseBackend | None = None):
+    No two tasks share an instruction, nor does any task use one of `exclude` (texts of
+    another split, as `lifelong_gym.splits.text_key` folds them).
+    """
+
+    def __init__(
+        self,
+        seed: int,
+        check: DatabaseBackend | None = None,
+        exclude: frozenset[str] = frozenset(),
+    ):
         self.rng = random.Random(seed)
         faker = Faker("en_US")
         faker.seed_instance(seed)
@@ -60,12 +72,13 @@ class Generator:
         self.truth_backend = SqliteBackend()
         self.check = check
         self.disagreements = 0
+        self.seen = set(exclude)
 
     def next_task(self, index: int) -> DBTask:
         """The next task, tried until one is sound (and agrees on the check back-end)."""
         for _ in range(1000):
             task = self._attempt(index)
-            if task is None:
+            if task is None or text_key(task.instruction) in self.seen:
                 continue
             if self.check is not None and not agrees(self.check, task):
                 self.disagreements += 1
@@ -74,8 +87,12 @@ class Generator:
                 )
                 continue
             self.counts.update(task.skills)
+            self.seen.add(text_key(task.instruction))
             return task
-        raise RuntimeError("the generator failed to make a task in 1000 attempts")
+        raise RuntimeError(
+            "the generator failed to make a new task in 1000 attempts "
+            f"({len(self.seen)} instructions are taken)"
+        )
 
     def _attempt(self, index: int) -> DBTask | None:
         rng = self.rng
@@ -107,10 +124,19 @@ class Generator:
         )
 
 
-def generate_tasks(count: int, seed: int, *, check: DatabaseBackend | None = None) -> list[DBTask]:
-    """`count` tasks made from `seed`; with `check`, only tasks it scores the same way."""
-    generator = Generator(seed, check)
-    tasks = [generator.next_task(index) for index in range(count)]
+def generate_tasks(
+    count: int,
+    seed: int,
+    *,
+    check: DatabaseBackend | None = None,
+    exclude: frozenset[str] = frozenset(),
+    progress: bool = False,
+) -> list[DBTask]:
+    """`count` tasks made from `seed`; with `check`, only tasks it scores the same way;
+    none with an instruction in `exclude`."""
+    generator = Generator(seed, check, exclude)
+    indices = progress_bar(count, "db tasks", range(count)) if progress else range(count)
+    tasks = [generator.next_task(index) for index in indices]
     if generator.disagreements:
         logger.warning("dropped %d tasks the check back-end disagreed on", generator.disagreements)
     return tasks

@@ -56,7 +56,7 @@ def agrees(backend: DatabaseBackend, task: DBTask) -> bool:
             if result.error is not None:
                 return False
         if task.is_query:
-            seen = parse_answer(format_result(result, backend.max_rows))
+            seen = parse_answer(format_result(result))
             return rows_match(seen, task.answer_info.direct or ())
         return backend.table_hash(task.table_info) == task.answer_info.md5
     finally:

@@ -1,0 +1,210 @@
+"""A run's `report.html`: figures, charts, and every session's conversation, in one file.
+
+The headline, identity and charts are written here as escaped markup and inline SVG; the
+sessions travel as JSON (a compact row per session for the table, one block per
+conversation and per task, parsed only when opened), so a 10,000-session report opens
+at once and its table scrolls and filters without rendering every row.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from lifelong_gym.run.html_page import json_block, render_page, write_page
+from lifelong_gym.run.plots import status_bins, status_color, status_rank, window_label
+from lifelong_gym.run.run_record import RunRecord
+from lifelong_gym.run.svg_charts import Series, SkillBar, line_chart, skill_chart, status_chart
+from lifelong_gym.run.task_reference import TaskReferences, load_references
+from lifelong_gym.session import Role, Session
+
+REPORT_FILE = "report.html"
+MIN_SHARED_PREFIX = 200  # shorter shared openings are not worth folding
+SNIPPET_LENGTH = 160
+CUMULATIVE_COLOR, WINDOWED_COLOR = "#1f5f99", "#f58518"
+
+
+def write_html_report(run: RunRecord) -> Path:
+    """Write `report.html` into the run folder and return its path."""
+    return write_page(run.folder / REPORT_FILE, report_page(run))
+
+
+def report_page(run: RunRecord) -> str:
+    """The report of a run as one HTML page."""
+    references = load_references(run.identity, run.sessions)
+    prefix = shared_prefix([s.chat_history[0].content for s in run.sessions if s.chat_history])
+    blocks = [json_block("report-data", _table_data(run, references, prefix))]
+    blocks += [
+        json_block(f"c-{position}", _conversation(session, prefix))
+        for position, session in enumerate(run.sessions, start=1)
+    ]
+    blocks += [json_block(f"t-{index}", task) for index, task in references.tasks.items()]
+    title = f"{run.identity.name}: lifelong run report"
+    return render_page(title, _body(run, references), blocks, "report.js")
+
+
+def report_path_of(folder: Path) -> Path:
+    """Where a run folder's HTML report is."""
+    return folder / REPORT_FILE
+
+
+def is_report_current(folder: Path) -> bool:
+    """Whether the folder's report.html exists and is newer than its sessions."""
+    report, sessions = folder / REPORT_FILE, folder / "sessions.jsonl"
+    return report.is_file() and report.stat().st_mtime >= sessions.stat().st_mtime
+
+
+def shared_prefix(texts: list[str]) -> str:
+    """The opening all the prompts share (cut at a line end), or "" when it is short."""
+    if len(texts) < 2:
+        return ""
+    common = os.path.commonprefix(texts)
+    common = common[: common.rfind("\n") + 1]
+    return common if len(common) >= MIN_SHARED_PREFIX else ""
+
+
+def _table_data(run: RunRecord, references: TaskReferences, prefix: str) -> dict[str, Any]:
+    statuses = sorted({s.status.value for s in run.sessions}, key=status_rank)
+    outcomes = sorted({s.outcome.value for s in run.sessions})
+    skills = sorted({k for s in run.sessions for k in s.skills})
+    status_ids, outcome_ids = _ids(statuses), _ids(outcomes)
+    skill_ids = _ids(skills)
+    rows = []
+    for position, session in enumerate(run.sessions, start=1):
+        task = references.tasks.get(session.task_index) or {}
+        rows.append(
+            [
+                position,
+                session.task_index,
+                status_ids[session.status.value],
+                outcome_ids[session.outcome.value],
+                [skill_ids[k] for k in session.skills],
+                session.agent_turns,
+                session.reward,
+                snippet(task.get("text") or opening_text(session, prefix)),
+            ]
+        )
+    return {
+        "run": run.identity.name,
+        "statuses": statuses,
+        "outcomes": outcomes,
+        "skills": skills,
+        "colors": {s: status_color(s) for s in statuses},
+        "prefix": prefix,
+        "taskNote": references.note,
+        "rows": rows,
+    }
+
+
+def _conversation(session: Session, prefix: str) -> dict[str, Any]:
+    messages = [[int(m.role == Role.AGENT), m.content] for m in session.chat_history]
+    folded = bool(prefix and messages and messages[0][1].startswith(prefix))
+    if folded:
+        messages[0][1] = messages[0][1][len(prefix) :]
+    return {"m": messages, "p": folded, "d": session.details, "e": session.error}
+
+
+def _body(run: RunRecord, references: TaskReferences) -> str:
+    identity, metrics = run.identity, run.metrics
+    callbacks = ", ".join(identity.callbacks) or "none"
+    tasks = identity.task_set + (f" ({identity.task_count} tasks)" if identity.task_count else "")
+    facts = [
+        ("environment", identity.env),
+        ("task set", tasks),
+        ("order", identity.task_order),
+        ("agent", identity.agent),
+        ("callbacks", callbacks),
+    ]
+    identity_html = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in facts)
+    config = json.dumps(identity.config, indent=2, sort_keys=True) if identity.config else ""
+    chips = "".join(
+        f'<button type="button" class="chip" data-status="{escape(status)}" '
+        f'style="--chip:{status_color(status)}"><span class="chip-name">{escape(status)}</span>'
+        f' <span class="chip-count">{count}</span></button>'
+        for status, count in sorted(metrics.status_counts.items(), key=lambda i: status_rank(i[0]))
+    )
+    note = (
+        f'<p class="note" id="task-note">Reference solutions: {escape(references.note)}</p>'
+        if references.note
+        else ""
+    )
+    return f"""
+<header class="top">
+  <h1>{escape(identity.name)}</h1>
+  <dl class="identity">{identity_html}</dl>
+  <details class="config"><summary>config.json</summary>
+    <pre>{escape(config) or "this run folder has no config.json"}</pre></details>
+</header>
+<section class="headline" aria-label="headline figures">
+  <div class="figure"><span class="value" id="headline-success">{metrics.success_rate:.1%}</span>
+    <span class="name">success rate</span></div>
+  <div class="figure"><span class="value" id="headline-correct">{metrics.correct}</span>
+    <span class="name">correct</span></div>
+  <div class="figure"><span class="value" id="headline-sessions">{metrics.sessions}</span>
+    <span class="name">sessions</span></div>
+  <div class="statuses" id="headline-statuses"><span class="name">statuses
+    (click to filter)</span>{chips}</div>
+</section>
+{_charts(run)}
+{note}
+<section id="sessions" class="panel">
+  <h2>Sessions</h2>
+  <div class="filters" id="filters"></div>
+  <div class="table" id="session-table" role="table" aria-label="sessions"></div>
+</section>
+<section id="session-view" class="panel" hidden></section>
+<noscript><p class="note">The session table and conversations need JavaScript.</p></noscript>
+"""
+
+
+def _charts(run: RunRecord) -> str:
+    metrics = run.metrics
+    if not run.sessions:
+        return '<p class="note">This run has no finished session yet.</p>'
+    curve = metrics.learning_curve
+    learning = line_chart(
+        "Learning curve",
+        [
+            Series("cumulative", curve.cumulative, CUMULATIVE_COLOR),
+            Series(window_label(curve), curve.windowed, WINDOWED_COLOR, dashed=True),
+        ],
+    )
+    statuses = [s.status.value for s in run.sessions]
+    along = status_chart(
+        "Statuses along the run",
+        status_bins(statuses),
+        sorted(set(statuses), key=status_rank),
+    )
+    skills = skill_chart(
+        "Success per skill",
+        [
+            (name, [SkillBar(name, skill.correct, skill.count, CUMULATIVE_COLOR)])
+            for name, skill in metrics.per_skill.items()
+        ],
+    )
+    return (
+        f'<section class="charts"><div class="chart-box">{learning}</div>'
+        f'<div class="chart-box">{along}</div>'
+        f'<div class="chart-box wide">{skills}</div></section>'
+    )
+
+
+def opening_text(session: Session, prefix: str = "") -> str:
+    """The session's opening prompt without the instructions every prompt shares."""
+    if not session.chat_history:
+        return ""
+    text = session.chat_history[0].content
+    return text[len(prefix) :] if prefix and text.startswith(prefix) else text
+
+
+def snippet(text: str) -> str:
+    """A text on one line, cut to the length of a table cell."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= SNIPPET_LENGTH else flat[: SNIPPET_LENGTH - 1] + "…"
+
+
+def _ids(values: list[str]) -> dict[str, int]:
+    return {value: i for i, value in enumerate(values)}

@@ -1,0 +1,125 @@
+"""Native tool calls: reading a model's tool call from its reply, and writing one.
+
+With `action_format="tools"` an environment takes the assistant turn as a tool call in
+either of two shapes:
+
+- an OpenAI chat message in JSON, `{"role": "assistant", "tool_calls": [{"type":
+  "function", "function": {"name": ..., "arguments": "<JSON text>"}}]}` (the arguments may
+  also be a JSON object), as the OpenAI API and vLLM return it;
+- the markup of Qwen and Hermes chat templates, `<tool_call>{"name": ..., "arguments":
+  {...}}</tool_call>`, as a model writes it in plain text.
+
+One call a turn, as one action a turn in the text format.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from lifelong_gym.actions import InvalidReply
+
+_MARKUP = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
+MAX_CALL_LENGTH = 200_000
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call: the function's name and its arguments."""
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+    def reply(self) -> str:
+        """The call as an OpenAI assistant message in JSON (what `step` accepts)."""
+        call = {
+            "id": "call_0",
+            "type": "function",
+            "function": {"name": self.name, "arguments": json.dumps(self.arguments)},
+        }
+        return json.dumps({"role": "assistant", "content": None, "tool_calls": [call]})
+
+
+def function_schema(name: str, description: str, **parameters: str) -> dict[str, Any]:
+    """An OpenAI-style function tool whose parameters are all required strings."""
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    key: {"type": "string", "description": text} for key, text in parameters.items()
+                },
+                "required": list(parameters),
+                "additionalProperties": False,
+            },
+        },
+    }
+
+
+def parse_tool_call(reply: str) -> ToolCall | InvalidReply:
+    """The one tool call of a reply, or why it holds none (or more than one)."""
+    if len(reply) > MAX_CALL_LENGTH:
+        return InvalidReply(f"the reply is longer than {MAX_CALL_LENGTH} characters")
+    calls = _message_calls(reply)
+    if calls is None:
+        calls = [_decode(text) for text in _MARKUP.findall(reply)]
+    if not calls:
+        return InvalidReply(
+            "the reply holds no tool call (an assistant message with `tool_calls`, or "
+            "<tool_call>{...}</tool_call>)"
+        )
+    if len(calls) > 1:
+        return InvalidReply(f"the reply holds {len(calls)} tool calls; make one call a turn")
+    return _call(calls[0])
+
+
+def _message_calls(reply: str) -> list[Any] | None:
+    """The `tool_calls` of a reply that is a JSON chat message; None when it is not one."""
+    text = reply.strip()
+    if not text.startswith("{"):
+        return None
+    message = _decode(text)
+    if not isinstance(message, dict) or "tool_calls" not in message:
+        return None
+    calls = message["tool_calls"]
+    return calls if isinstance(calls, list) else [calls]
+
+
+def _call(raw: Any) -> ToolCall | InvalidReply:
+    if isinstance(raw, dict) and isinstance(raw.get("function"), dict):
+        raw = raw["function"]  # the OpenAI shape: {"type": "function", "function": {...}}
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+        return InvalidReply("a tool call must be a JSON object with a `name` and `arguments`")
+    arguments = raw.get("arguments", {})
+    if isinstance(arguments, str):
+        arguments = _decode(arguments) if arguments.strip() else {}
+    if not isinstance(arguments, dict):
+        return InvalidReply(f"the arguments of `{raw['name']}` must be a JSON object")
+    return ToolCall(raw["name"], arguments)
+
+
+def _decode(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def call_arguments(call: ToolCall, expected: tuple[str, ...]) -> tuple[str, ...] | InvalidReply:
+    """The call's arguments in the order of `expected`, each text; or what is wrong."""
+    missing = [name for name in expected if name not in call.arguments]
+    unknown = [name for name in call.arguments if name not in expected]
+    if missing or unknown:
+        wanted = ", ".join(expected) or "no arguments"
+        return InvalidReply(
+            f"`{call.name}` takes {wanted}; got {', '.join(call.arguments) or 'none'}"
+        )
+    values = tuple(call.arguments[name] for name in expected)
+    if not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in values):
+        return InvalidReply(f"the arguments of `{call.name}` must be text")
+    return tuple(str(v) for v in values)
