@@ -20,10 +20,13 @@ import gymnasium as gym
 import lifelong_gym  # noqa: F401 (registers the ids)
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE
-from lifelong_gym.envs.os.sandbox import KEEPER, ContainerPool, docker_client
+from lifelong_gym.envs.os.sandbox import ContainerPool, docker_client
 from lifelong_gym.envs.os.shell import Mode
 from lifelong_gym.envs.os.tasks import OSTask, ScriptItem, load_os_tasks
 from lifelong_gym.tasks import TaskSet
+
+# The reference's containers have no toolset: PID 1 sleeps with the image's own programs.
+REFERENCE_KEEPER = "trap '' TERM INT HUP; while :; do sleep 3600 & wait; done"
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
@@ -36,7 +39,7 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
 def reference_container(client):
     """A container started the reference's way (one `docker run` per task)."""
     return client.containers.run(
-        DEFAULT_IMAGE, ["bash", "-c", KEEPER], detach=True, network_mode="none"
+        DEFAULT_IMAGE, ["bash", "-c", REFERENCE_KEEPER], detach=True, network_mode="none"
     )
 
 

@@ -2,28 +2,38 @@
 
 from __future__ import annotations
 
-import gzip
 import logging
-import queue
-import threading
 import time
 import urllib.error
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 from urllib.parse import urlparse
 
 from lifelong_gym.envs.kg.sparql import NS
+from lifelong_gym.envs.kg.store_process import (
+    QueryRejected,
+    StoreProcess,
+    StoreStopped,
+    graph_format,
+    load_store,
+)
 from lifelong_gym.errors import BackendError, EnvArgumentError, LifelongGymError
 
 logger = logging.getLogger(__name__)
 
 SHIPPED_GRAPH = Path(__file__).resolve().parents[2] / "data" / "kg" / "graph.nt.gz"
-GRAPH_FORMATS = {".nt": "N_TRIPLES", ".ttl": "TURTLE"}
+QUERY_MEMORY = 1 << 30  # bytes a guarded query may use beyond the loaded graph
 
 
-class QueryTimeout(LifelongGymError):
+class QueryRefused(LifelongGymError):
+    """The store would not finish the agent's query (a limit of time, memory or size).
+
+    The query came from the agent's actions, so this is an observation: the task goes on.
+    """
+
+
+class QueryTimeout(QueryRefused):
     """A query ran past its time limit (the agent's query, so the task goes on)."""
 
 
@@ -58,11 +68,13 @@ class KGBackend(ABC):
 class OxigraphBackend(KGBackend):
     """An in-memory Oxigraph store loaded from an N-Triples or Turtle file (optionally .gz).
 
-    Oxigraph cannot cancel a query. Bounded queries run on the caller's thread and stop
-    at the first row past the time limit. Others (joins, aggregates) run on a worker
-    thread; one past its limit is left to finish there while later queries get a new
-    worker, so `step` returns in bounded time. With `timeout=None` every query runs on the
-    caller's thread, unguarded: faster, for trusted agents only.
+    Oxigraph cannot cancel a query. Bounded queries (one pattern from a fixed entity) run
+    on the caller's thread and stop at the first row past the time limit. Others (joins,
+    aggregates) run in a child process holding its own copy of the store
+    (`StoreProcess`); one past its limit, or past `QUERY_MEMORY`, is stopped by killing
+    that process, and a fresh one starts loading at once. `close()` kills it: nothing of
+    the store keeps running. With `timeout=None` every query runs on the caller's thread,
+    unguarded: faster, for trusted agents only.
     """
 
     def __init__(self, graph: str | Path | None = None, *, timeout: float | None = 10.0):
@@ -73,14 +85,23 @@ class OxigraphBackend(KGBackend):
                 f"graph={str(self.path)!r} is not a file; pass the path of an N-Triples (.nt) "
                 "or Turtle (.ttl) file, optionally gzip-compressed (.nt.gz, .ttl.gz)"
             )
-        self._format = graph_format(self.path)
+        try:
+            self._format = graph_format(self.path)
+        except ValueError as error:
+            raise EnvArgumentError(str(error)) from None
         self._store: Any = None
-        self._worker: _QueryWorker | None = None
+        self._process: StoreProcess | None = None
 
     def store(self) -> Any:
-        """The loaded store (loaded on first use)."""
+        """The loaded store (loaded on first use; the guarded child starts loading too)."""
         if self._store is None:
-            self._store = load_store(self.path, self._format)
+            if self.timeout is not None and self._process is None:
+                self._start_process()
+            try:
+                self._store = load_store(self.path, self._format)
+            except ValueError as error:
+                self.close()
+                raise EnvArgumentError(str(error)) from None
         return self._store
 
     def select(self, query: str, *, bounded: bool = False) -> list[str]:
@@ -88,87 +109,27 @@ class OxigraphBackend(KGBackend):
         store = self.store()
         if self.timeout is None:
             return _collect(store, query, float("inf"))
-        deadline = time.monotonic() + self.timeout
         if bounded:
-            return _collect(store, query, deadline)
-        if self._worker is None:
-            self._worker = _QueryWorker()
+            return _collect(store, query, time.monotonic() + self.timeout)
+        process = self._process or self._start_process()
         try:
-            return self._worker.run(lambda: _collect(store, query, deadline), self.timeout + 0.1)
-        except TimeoutError:
-            self._worker.stop()  # it ends once the runaway query does; the next gets a new one
-            self._worker = None
-            raise QueryTimeout(f"the query ran longer than {self.timeout:g} s") from None
+            return process.select(query, self.timeout)
+        except StoreStopped as stopped:
+            self._start_process()  # loads while the agent reads the observation
+            raise (QueryTimeout if stopped.timed_out else QueryRefused)(stopped.reason) from None
+        except QueryRejected as error:
+            raise BackendError(f"the store rejected the query: {error}") from None
+
+    def _start_process(self) -> StoreProcess:
+        self._process = StoreProcess(self.path, self._format, NS, QUERY_MEMORY)
+        return self._process
 
     def close(self) -> None:
-        """Drop the store and stop the worker thread."""
-        if self._worker is not None:
-            self._worker.stop()
-            self._worker = None
+        """Drop the store and kill its child process."""
+        if self._process is not None:
+            self._process.stop()
+            self._process = None
         self._store = None
-
-
-class _QueryWorker:
-    """A daemon thread running one query at a time (daemon: a runaway never blocks exit)."""
-
-    def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        threading.Thread(target=self._serve, name="oxigraph-query", daemon=True).start()
-
-    def run(self, job: Callable[[], list[str]], wait: float) -> list[str]:
-        """The job's result, or TimeoutError when it takes longer than `wait` seconds."""
-        done = threading.Event()
-        outcome: list[Any] = []
-        self._jobs.put((job, done, outcome))
-        if not done.wait(wait):
-            raise TimeoutError
-        rows, error = outcome[0]
-        if error is not None:
-            raise error
-        return rows
-
-    def stop(self) -> None:
-        """Let the thread end after its current job."""
-        self._jobs.put(None)
-
-    def _serve(self) -> None:
-        while (item := self._jobs.get()) is not None:
-            job, done, outcome = item
-            try:
-                outcome.append((job(), None))
-            except Exception as error:  # handed to the caller's thread
-                outcome.append((None, error))
-            done.set()
-
-
-def graph_format(path: Path) -> str:
-    """The pyoxigraph format name for a graph file, from its suffix."""
-    suffixes = path.suffixes
-    core = suffixes[-2] if suffixes and suffixes[-1] == ".gz" and len(suffixes) > 1 else None
-    suffix = core or (suffixes[-1] if suffixes else "")
-    if suffix not in GRAPH_FORMATS:
-        raise EnvArgumentError(
-            f"graph file {path} must end in .nt, .ttl, .nt.gz or .ttl.gz "
-            "(N-Triples or Turtle with Freebase-style IRIs)"
-        )
-    return GRAPH_FORMATS[suffix]
-
-
-def load_store(path: Path, format_name: str) -> Any:
-    """A new in-memory Oxigraph store holding the triples of `path`."""
-    import pyoxigraph
-
-    store = pyoxigraph.Store()
-    opener: Any = gzip.open if path.suffix == ".gz" else open
-    handle: IO[bytes]
-    with opener(path, "rb") as handle:
-        try:
-            store.bulk_load(handle, format=getattr(pyoxigraph.RdfFormat, format_name))
-        except SyntaxError as error:
-            raise EnvArgumentError(
-                f"graph file {path} does not parse as {format_name}: {error}"
-            ) from None
-    return store
 
 
 def _collect(store: Any, query: str, deadline: float) -> list[str]:
@@ -211,24 +172,24 @@ class SparqlEndpointBackend(KGBackend):
         """Fail at start, with one clear message, when the endpoint does not answer."""
         try:
             self.select("SELECT ?s WHERE { ?s ?p ?o } LIMIT 1")
-        except (QueryTimeout, BackendError) as error:
+        except (QueryRefused, BackendError) as error:
             raise BackendError(
                 f"{error}; start the endpoint, or give url= the address of one that runs"
             ) from None
 
     def select(self, query: str, *, bounded: bool = False) -> list[str]:
         """Send a SELECT query to the endpoint and read its JSON results."""
-        from SPARQLWrapper import JSON, POST, SPARQLWrapper
-        from SPARQLWrapper.SPARQLExceptions import SPARQLWrapperException
+        from SPARQLWrapper.SPARQLExceptions import (
+            EndPointInternalError,
+            QueryBadFormed,
+            SPARQLWrapperException,
+        )
 
-        client = SPARQLWrapper(self.url)
-        client.setMethod(POST)
-        client.setReturnFormat(JSON)
-        if self.timeout is not None:
-            client.setTimeout(max(1, round(self.timeout)))
-        client.setQuery(query)
         try:
-            result = client.queryAndConvert()
+            response = self._client(query).query()
+            # Virtuoso answers a query stopped at its own time limit with partial rows
+            stopped = response.response.headers.get("X-SQL-State")
+            result = response.convert()
         except TimeoutError as error:
             raise QueryTimeout(f"the endpoint did not answer within {self.timeout:g} s") from error
         except urllib.error.URLError as error:
@@ -237,13 +198,51 @@ class SparqlEndpointBackend(KGBackend):
                     f"the endpoint did not answer within {self.timeout:g} s"
                 ) from error
             raise BackendError(f"the SPARQL endpoint {self.url} is unreachable: {error}") from None
+        except QueryBadFormed as error:  # our queries parse: the server's limits refused it
+            raise QueryRefused(f"the endpoint refused the query: {_reason(error)}") from None
+        except EndPointInternalError as error:
+            if self._answers():  # the server is fine: it was this query
+                reason = _reason(error)
+                raise QueryRefused(f"the endpoint could not run the query: {reason}") from None
+            raise BackendError(f"the SPARQL endpoint {self.url} failed: {error}") from None
         except (SPARQLWrapperException, OSError, ValueError) as error:
             raise BackendError(f"the SPARQL endpoint {self.url} failed: {error}") from None
+        if stopped:
+            raise QueryRefused(f"the endpoint stopped the query at its own limit ({stopped})")
         if not isinstance(result, dict) or "results" not in result:
             raise BackendError(f"the SPARQL endpoint {self.url} did not return JSON results")
         first = result["head"]["vars"][0]
         bindings = result["results"]["bindings"]
         return [short_name(b[first]["value"]) for b in bindings if first in b]
 
+    def _client(self, query: str) -> Any:
+        from SPARQLWrapper import JSON, POST, SPARQLWrapper
+
+        client = SPARQLWrapper(self.url)
+        client.setMethod(POST)
+        client.setReturnFormat(JSON)
+        if self.timeout is not None:
+            client.setTimeout(max(1, round(self.timeout)))
+        client.setQuery(query)
+        return client
+
+    def _answers(self) -> bool:
+        """Whether the endpoint answers a trivial query (so a failure was the query's)."""
+        try:
+            self._client("ASK {}").queryAndConvert()
+        except Exception:  # noqa: BLE001 - any failure means the server is not well
+            return False
+        return True
+
     def close(self) -> None:
         """Nothing to free: every query opens and closes its own connection."""
+
+
+def _reason(error: Exception) -> str:
+    """The server's own message in a SPARQLWrapper error: its first line, shortened."""
+    text = str(error)
+    body = text.split("Response:\n", 1)[-1].strip()
+    if body.startswith(("b'", 'b"')):
+        body = body[2:]
+    first = body.replace("\\n", "\n").strip().splitlines()[0] if body.strip() else text
+    return first[:300]

@@ -23,6 +23,7 @@ from lifelong_gym.envs.kg.backends import (
     BackendError,
     KGBackend,
     OxigraphBackend,
+    QueryRefused,
     QueryTimeout,
     SparqlEndpointBackend,
 )
@@ -186,6 +187,9 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
         except QueryTimeout as error:
             self._executed.append(False)
             return Interaction(f"Error: {error}; try a narrower action.")
+        except QueryRefused as error:
+            self._executed.append(False)
+            return Interaction(f"Error: {error}; try a smaller action.")
         except BackendError as error:
             self._executed.append(False)
             return Interaction(

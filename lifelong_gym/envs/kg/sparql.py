@@ -13,6 +13,9 @@ XSD = "http://www.w3.org/2001/XMLSchema#"
 TYPE_RELATION = "type.object.type"
 # Literal datatypes that argmax/argmin can order: what get_attributes lists.
 ORDERED_DATATYPES = ("integer", "decimal", "double", "float", "date", "dateTime", "gYear")
+# Triple patterns one query may hold: `intersection(#k, #k)` doubles a form at every step,
+# so without a cap fifteen turns compile to a query of 2^15 patterns.
+MAX_PATTERNS = 128
 
 # Only these shapes ever reach a query, so no argument can close a brace or start a comment.
 ENTITY = re.compile(r"^[mg]\.[0-9a-z_]{1,32}$")
@@ -105,6 +108,10 @@ def _extreme_query(expr: tuple[SExpr, ...], fresh: _Fresh, limit: int) -> str:
 
 def _bind(expr: SExpr, var: str, lines: list[str], fresh: _Fresh) -> None:
     """Append patterns that bind `var` to exactly the denotation of `expr`."""
+    if len(lines) > MAX_PATTERNS:
+        raise InvalidArgument(
+            f"the logical form is too large (more than {MAX_PATTERNS} patterns in one query)"
+        )
     if isinstance(expr, str):
         if ENTITY.match(expr):
             lines.append(f"VALUES {var} {{ {iri(expr)} }}")

@@ -184,13 +184,13 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
         text = format_output(result.output)
         if result.timed_out:
             text += (
-                f"\n\n[The command did not finish within {self.command_timeout:g} s and was "
-                "killed with all its processes; a new shell was started.]"
+                f"\n\n[The command did not finish within {self.command_timeout:g} s, so every "
+                f"process you started was ended ({result.stopped}); a new shell was started.]"
             )
         elif result.out_of_processes:
             text += (
-                "\n\n[The processes started by the command filled the container's process "
-                "limit and were all killed; a new shell was started.]"
+                "\n\n[The processes you started filled the container's process limit, so "
+                f"every one was ended ({result.stopped}); a new shell was started.]"
             )
         elif result.shell_lost and self.mode == Mode.PERSISTENT:
             text += "\n\n[The shell exited; a new shell was started.]"

@@ -31,14 +31,16 @@ def prepare(sandbox: Sandbox, task: OSTask) -> None:
             "for _ in $(seq 20); do kill -0 $started 2>/dev/null || break; sleep 0.05; done"
         )
         sandbox.run(script, Mode.DETACHED, timeout=SETUP_TIMEOUT, limit=10_000)
+    sandbox.remember_task_processes()
 
 
 def judge(sandbox: Sandbox, task: OSTask, answer: str | None) -> bool:
     """Whether the task is solved: its evaluation exits 0, or the answer passes its checks.
 
-    The agent's shell is ended first (its background jobs stay), so it cannot interfere.
+    Every process the agent started is ended first, so none can interfere; the judge runs
+    toolset programs only. A check that did not finish (time limit, killed) fails.
     """
-    sandbox.retire_shell()
+    sandbox.end_agent()
     check = task.answer_check
     if check is None:
         if task.evaluation is None:
@@ -50,7 +52,10 @@ def judge(sandbox: Sandbox, task: OSTask, answer: str | None) -> bool:
     for checker in check.checkers:
         if checker.kind == "example":
             assert task.ground_truth is not None
-            arguments.append(_run(sandbox, _quiet(task.ground_truth), Mode.BASH_C).output)
+            example = _run(sandbox, _quiet(task.ground_truth), Mode.BASH_C)
+            if example.exit_code is None:  # no expected answer to compare with
+                return False
+            arguments.append(example.output)
         elif checker.kind == "script":
             assert checker.script is not None
             if _run(sandbox, checker.script, Mode.BASH_C, tuple(arguments)).exit_code != 0:

@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lifelong_gym.docker_engine import docker_client
+from lifelong_gym.envs.os.reaper import FUNCTIONS, kill_command, parse_pids
 from lifelong_gym.envs.os.shell import CommandResult, Mode, ShellSession
+from lifelong_gym.envs.os.toolset import TOOLSET_ROOT, TRUSTED_BASH, ensure_toolset
 from lifelong_gym.errors import EnvArgumentError, SandboxError
 from lifelong_gym.processes import process_alive
 
@@ -35,8 +37,12 @@ BUILD_HINT = (
     "debootstrap) or `docker build -t {image} docker/os`"
 )
 
-# PID 1: ignores signals (so `kill -9 -1` inside cannot stop the container) and reaps orphans
-KEEPER = "trap '' TERM INT HUP QUIT USR1 USR2; while :; do sleep 3600 & wait; done"
+# PID 1, from the toolset: ignores signals (so `kill -9 -1` inside cannot stop the container)
+# and reaps orphans; a restart runs it again even if the agent replaced the container's bash
+KEEPER = (
+    f"trap '' TERM INT HUP QUIT USR1 USR2; "
+    f"while :; do {TOOLSET_ROOT}/usr/bin/sleep 3600 & wait; done"
+)
 
 
 @dataclass(frozen=True)
@@ -56,7 +62,8 @@ class Sandbox:
     """One container, the bash session the agent types into, and one for the judge.
 
     Both shells start with the container, ahead of need: a new exec costs tens of
-    milliseconds, more on a busy engine. The agent never types into the judge's shell.
+    milliseconds, more on a busy engine. The agent never types into the judge's shell,
+    which runs only toolset programs and is the one that ends the agent's processes.
     """
 
     client: Any
@@ -64,66 +71,84 @@ class Sandbox:
     shell: ShellSession
     judge: ShellSession | None = None
     limits: Limits = field(default_factory=Limits)
+    # processes of the task itself (PID 1, its setup's background programs): never the agent's
+    baseline: frozenset[int] = frozenset()
 
     def run(self, script: str, mode: Mode, *, timeout: float, limit: int) -> CommandResult:
-        """Run a script in the agent's shell; an overrun kills the shell's whole session."""
+        """Run a script in the agent's shell; an overrun ends every process of the agent."""
         result = self.shell.run(script, mode, timeout=timeout, limit=limit)
         if result.processes is not None and result.processes >= self.limits.pids * 0.9:
             result.out_of_processes = True  # a fork bomb left running in the background
         if result.timed_out or result.out_of_processes:
-            self.kill_shell()
+            self.shell.close()
+            result.stopped = self.end_agent_processes()
         if result.timed_out or result.shell_lost or result.out_of_processes:
             self.shell = self._new_shell()
         return result
 
-    def _new_shell(self) -> ShellSession:
+    def remember_task_processes(self) -> None:
+        """Take the processes running now (the task's own) as the ones never to kill."""
+        listed = self.run_judged("__lg_pids", Mode.PERSISTENT, timeout=30, limit=100_000)
+        self.baseline = parse_pids(listed.output) - {self.shell.pid}
+
+    def end_agent_processes(self) -> str:
+        """Kill every process the agent started, by the container's process list.
+
+        Returns what happened, for the agent's note. When processes keep coming back, or no
+        judge shell can start (a fork bomb holds every slot), the container is restarted:
+        its files stay, every process ends (the task's background programs too).
+        """
+        result = self.run_judged(
+            kill_command(self.baseline), Mode.PERSISTENT, timeout=30, limit=100
+        )
+        if result.exit_code == 0 and result.output.strip().isdigit():
+            count = int(result.output.strip())
+            return f"{count} process{'es' if count != 1 else ''} killed"
+        self.restart()
+        return "the container was restarted to end them (its files are kept)"
+
+    def restart(self) -> None:
+        """Restart the container: every process ends, the files stay, new shells start."""
+        self.shell.close()
+        if self.judge is not None:
+            self.judge.close()
+            self.judge = None
+        self.container.restart(timeout=0)
+        self.baseline = frozenset()
+        self.shell = ShellSession(self.client, self.container.id)
+
+    def _new_shell(self, *, trusted: bool = False) -> ShellSession:
         try:
-            return ShellSession(self.client, self.container.id)
-        except Exception:  # the container stopped (its processes were all killed): revive it
+            shell = ShellSession(self.client, self.container.id, trusted=trusted)
+        except Exception:  # the container stopped, or no process slot is free: revive it
             self.container.restart(timeout=0)
-            return ShellSession(self.client, self.container.id)
+            self.baseline = frozenset()
+            shell = ShellSession(self.client, self.container.id, trusted=trusted)
+        if trusted:
+            shell.run(FUNCTIONS, Mode.PERSISTENT, timeout=30, limit=1000)
+        return shell
 
     def run_judged(self, script: str, mode: Mode, **options: Any) -> CommandResult:
-        """Run an evaluation script in the judge's shell (a new one if the agent killed it).
+        """Run a script in the judge's shell (a new one if the agent killed it).
 
         `options` are those of `ShellSession.run` (timeout, limit, args).
         """
         for _ in range(2):
             if self.judge is None:
-                self.judge = self._new_shell()
+                self.judge = self._new_shell(trusted=True)
             result = self.judge.run(script, mode, **options)
             if result.timed_out:
-                self._kill_session(self.judge)
+                self.judge.close()
                 self.judge = None
             if not result.shell_lost:
                 return result
             self.judge = None
         return result
 
-    def retire_shell(self) -> None:
-        """End the agent's shell (its background jobs stay), before the evaluation."""
+    def end_agent(self) -> None:
+        """End the agent's shell and every process it started, before the evaluation."""
         self.shell.close()
-
-    def kill_shell(self) -> None:
-        """Stop everything the agent's shell started (its whole session)."""
-        self._kill_session(self.shell)
-
-    def _kill_session(self, shell: ShellSession) -> None:
-        """Close `shell`, then kill every process of its session."""
-        sid = shell.sid
-        shell.close()
-        if sid is None:
-            return
-        for _ in range(5):
-            try:
-                self.container.exec_run(["pkill", "-9", "-s", str(sid)])
-                left = self.container.exec_run(["pgrep", "-s", str(sid)])
-            except Exception:  # the engine may refuse an exec while the pids limit is hit
-                left = None
-            if left is not None and left.exit_code == 1:
-                return
-        # processes keep coming back (or no exec fits): restarting ends every process
-        self.container.restart(timeout=0)
+        self.end_agent_processes()
 
     def remove(self) -> None:
         """Remove the container (and everything running in it)."""
@@ -169,6 +194,7 @@ class ContainerPool:
         self._storage_ok = True
         self._check_image()
         remove_leftovers(self.client)
+        self.toolset = ensure_toolset(self.client, image, self._labels())
         self._makers = ThreadPoolExecutor(size, thread_name_prefix="lifelong-os-create")
         self._removers = ThreadPoolExecutor(2, thread_name_prefix="lifelong-os-remove")
         for _ in range(size):
@@ -204,13 +230,10 @@ class ContainerPool:
 
         limits = self.limits
         options: dict[str, Any] = {
-            "command": ["bash", "-c", KEEPER],
+            "command": [TRUSTED_BASH, "-c", KEEPER],
             "detach": True,
-            "labels": {
-                LABEL: self.run_id,
-                LABEL_PID: str(os.getpid()),
-                LABEL_HOST: socket.gethostname(),
-            },
+            "labels": self._labels(),
+            "volumes": {self.toolset: {"bind": TOOLSET_ROOT, "mode": "ro"}},
             "mem_limit": limits.memory,
             "memswap_limit": limits.memory,
             "pids_limit": limits.pids,
@@ -235,11 +258,15 @@ class ContainerPool:
             container = self.client.containers.run(self.image, **options)
         try:
             shell = ShellSession(self.client, container.id)
-            judge = ShellSession(self.client, container.id)
+            judge = ShellSession(self.client, container.id, trusted=True)
+            judge.run(FUNCTIONS, Mode.PERSISTENT, timeout=30, limit=1000)
         except BaseException:
             container.remove(force=True)
             raise
         return Sandbox(self.client, container, shell, judge, limits)
+
+    def _labels(self) -> dict[str, str]:
+        return {LABEL: self.run_id, LABEL_PID: str(os.getpid()), LABEL_HOST: socket.gethostname()}
 
     def acquire(self, timeout: float = 120) -> Sandbox:
         """A ready sandbox (waiting for one if the pool is empty); a new one is started."""

@@ -3,9 +3,9 @@
 Writing a command to a bash that is already running answers in well under a
 millisecond, where a fresh `exec` per command costs tens of milliseconds. Each command
 is sent as one line that ends by printing a random marker and the exit status, so the
-reader knows where the output ends without waiting for the stream to close. The bash
-runs in its own session (`setsid`), so a command that overruns is stopped by killing
-that whole session, background children and fork bombs included.
+reader knows where the output ends without waiting for the stream to close. The bash is
+the judge's toolset's own (read-only, see toolset.py), so an agent that replaced
+/usr/bin/bash still gets a shell; its commands find the container's programs on its PATH.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from lifelong_gym.envs.os.toolset import EMPTY_FILE, JUDGE_ENVIRONMENT, TRUSTED_BASH
 from lifelong_gym.truncation import truncate_stream
 
 _FRAME_HEADER = struct.Struct(">BxxxL")
@@ -49,7 +50,8 @@ class CommandResult:
     timed_out: bool = False
     shell_lost: bool = False
     processes: int | None = None  # the container's process count when the command ended
-    out_of_processes: bool = False  # the count neared the limit, so the session was killed
+    out_of_processes: bool = False  # the count neared the limit, so all were killed
+    stopped: str | None = None  # how the agent's processes were ended after it, if they were
 
 
 def ansi_c_quote(text: str) -> str:
@@ -64,8 +66,10 @@ def ansi_c_quote(text: str) -> str:
     return "$'" + "".join(out) + "'"
 
 
-def command_line(script: str, mode: Mode, args: tuple[str, ...] = ()) -> str:
-    """The bash text that runs `script` in `mode` with stdin closed and stderr merged."""
+def command_line(
+    script: str, mode: Mode, args: tuple[str, ...] = (), stdin: str = "/dev/null"
+) -> str:
+    """The bash text that runs `script` in `mode` reading `stdin`, with stderr merged."""
     word = ansi_c_quote(script)
     extra = " ".join(ansi_c_quote(a) for a in args)
     runner = {
@@ -74,7 +78,7 @@ def command_line(script: str, mode: Mode, args: tuple[str, ...] = ()) -> str:
         Mode.PYTHON: f"python3 -c {word} {extra}",
         Mode.DETACHED: f"setsid --wait bash -c {word}",
     }[mode]
-    return f"{runner} </dev/null 2>&1"
+    return f"{runner} <{stdin} 2>&1"
 
 
 class _Capture:
@@ -105,12 +109,18 @@ class _Capture:
 
 
 class ShellSession:
-    """One bash process in a container, fed commands over an attached exec socket."""
+    """One bash process in a container, fed commands over an attached exec socket.
 
-    def __init__(self, client: Any, container_id: str):
+    A `trusted` shell (the judge's) sees only toolset programs (JUDGE_ENVIRONMENT) and
+    reads the toolset's empty file as input, not the container's /dev/null.
+    """
+
+    def __init__(self, client: Any, container_id: str, *, trusted: bool = False):
         self.client = client
         self.container_id = container_id
-        self.sid: int | None = None
+        self.environment = JUDGE_ENVIRONMENT if trusted else None
+        self.stdin = EMPTY_FILE if trusted else "/dev/null"
+        self.pid: int | None = None
         self._socket: socket.socket | None = None
         self._pending = b""  # raw stream bytes not yet split into frames
         self._start()
@@ -123,9 +133,10 @@ class ShellSession:
     def _start(self) -> None:
         exec_id = self.client.api.exec_create(
             self.container_id,
-            ["setsid", "--wait", "bash", "--noprofile", "--norc"],
+            [TRUSTED_BASH, "--noprofile", "--norc"],
             stdin=True,
             tty=False,
+            environment=self.environment,
         )["Id"]
         stream = self.client.api.exec_start(exec_id, socket=True)
         self._socket = stream._sock
@@ -135,7 +146,7 @@ class ShellSession:
         if result.exit_code != 0 or not result.output.strip().isdigit():
             self.close()
             raise RuntimeError(f"the container's shell did not start: {result.output!r}")
-        self.sid = int(result.output.strip())
+        self.pid = int(result.output.strip())
 
     def run(
         self,
@@ -151,7 +162,8 @@ class ShellSession:
             self._start()
         assert self._socket is not None
         marker = secrets.token_hex(8).encode()
-        line = f"{command_line(script, mode, args)}; {_STATUS.format(marker=marker.decode())}\n"
+        status = _STATUS.format(marker=marker.decode())
+        line = f"{command_line(script, mode, args, self.stdin)}; {status}\n"
         capture = _Capture(max(limit, 1) * 4)
         try:
             self._socket.sendall(line.encode())
@@ -221,7 +233,7 @@ class ShellSession:
                     pass
             self._stream.close()
         self._socket = None
-        self.sid = None
+        self.pid = None
 
     def close(self) -> None:
         """End the bash (its background jobs stay) and close the connection."""

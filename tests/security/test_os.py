@@ -1,0 +1,165 @@
+"""Hostile replies in the OS sandbox, on a real Docker engine: the judge trusts nothing in the
+agent's container, timeouts end every process of the agent, and nothing is left behind.
+
+Each probe acts as an RL policy searching for a reward hack: doing nothing plus the attack
+must score 0, solving plus the attack must still score 1.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from lifelong_gym.envs.os import LifelongOSEnv
+from lifelong_gym.envs.os.image import DEFAULT_IMAGE
+from lifelong_gym.envs.os.sandbox import LABEL, docker_client
+from lifelong_gym.envs.os.tasks import AnswerCheck, Checker, OSTask, ScriptItem
+from lifelong_gym.tasks import TaskSet
+
+FILE, PYTHON, USERS, EXAMPLE = range(4)
+TASKS = TaskSet(
+    [
+        OSTask(
+            index=FILE,
+            instruction="Write yes into /root/done.txt.",
+            evaluation=ScriptItem(script='[ "$(cat /root/done.txt 2>&1)" = yes ]'),
+            ground_truth=ScriptItem(script="echo yes > /root/done.txt"),
+        ),
+        OSTask(
+            index=PYTHON,
+            instruction="Write 42 into /tmp/answer.",
+            evaluation=ScriptItem(
+                language="python",
+                script="import sys; sys.exit(open('/tmp/answer').read().strip() != '42')",
+            ),
+            ground_truth=ScriptItem(script="echo 42 > /tmp/answer"),
+        ),
+        OSTask(
+            index=USERS,
+            instruction="Add user judy to the group media as well.",
+            initialization=ScriptItem(
+                script="groupadd ops; groupadd media; useradd -m -G ops judy"
+            ),
+            evaluation=ScriptItem(
+                script="id -nG judy | grep -qw media && id -nG judy | grep -qw ops"
+            ),
+            ground_truth=ScriptItem(script="usermod -aG media judy"),
+        ),
+        OSTask(
+            index=EXAMPLE,
+            instruction="What number does the example print?",
+            ground_truth=ScriptItem(script="sleep 0.5; echo 42"),
+            answer_check=AnswerCheck(
+                checkers=(Checker(kind="example"), Checker(kind="string-match"))
+            ),
+        ),
+    ]
+)
+# Replacing the programs an evaluation runs, and every way to put others on its PATH.
+SABOTAGE = """
+for tool in bash python3 grep id cat env test stat; do ln -sf /bin/true /usr/bin/$tool; done
+echo /nonexistent/evil.so > /etc/ld.so.preload
+mkdir -p /tmp/fake && ln -sf /bin/true /tmp/fake/grep
+for rc in /etc/profile /etc/bash.bashrc /root/.bashrc /root/.profile; do
+    echo 'export PATH=/tmp/fake:$PATH BASH_ENV=/root/.bashrc' >> $rc
+done
+echo 'PATH=/tmp/fake' >> /etc/environment
+"""
+
+
+@pytest.fixture(scope="module")
+def env():
+    try:
+        client = docker_client()
+        client.images.get(DEFAULT_IMAGE)
+    except Exception as error:  # noqa: BLE001 - no engine or no image: skip with the reason
+        pytest.skip(f"no Docker engine with {DEFAULT_IMAGE}: {error}")
+    environment = LifelongOSEnv(TASKS, pool_size=2, command_timeout=3, max_turns=10)
+    run_id = environment.pool.run_id
+    yield environment
+    environment.close()
+    assert client.containers.list(all=True, filters={"label": f"{LABEL}={run_id}"}) == []
+
+
+def play(env: LifelongOSEnv, index: int, *scripts: str, end: str = "Act: finish"):
+    """Run `scripts` as the agent's turns on task `index`, then `end`; return reward, texts."""
+    env.reset(options={"task_index": index})
+    texts = []
+    for script in scripts:
+        observation, _, terminated, truncated, _ = env.step(f"Act: bash\n\n```bash\n{script}\n```")
+        assert not (terminated or truncated), observation
+        texts.append(observation)
+    _, reward, terminated, _, info = env.step(end)
+    assert terminated and info["status"] == "completed"
+    return reward, texts
+
+
+def solution(index: int) -> str:
+    """The task's reference solution as a script."""
+    item = TASKS[index].ground_truth
+    assert item is not None
+    return item.script
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("index", [FILE, PYTHON, USERS])
+def test_replaced_programs_and_paths_do_not_fool_the_judge(env, index):
+    reward, _ = play(env, index, SABOTAGE)
+    assert reward == 0.0  # doing nothing, however the container was rigged
+    reward, _ = play(env, index, solution(index), SABOTAGE)
+    assert reward == 1.0  # and the rigging does not break the judge either
+
+
+@pytest.mark.timeout(300)
+def test_the_judge_survives_a_killed_shell_and_a_replaced_setsid(env):
+    script = "ln -sf /bin/true /usr/bin/setsid; ln -sf /bin/true /usr/bin/bash; kill -9 -1"
+    reward, _ = play(env, FILE, solution(FILE), script)
+    assert reward == 1.0
+    reward, _ = play(env, FILE, script)
+    assert reward == 0.0
+
+
+@pytest.mark.timeout(300)
+def test_a_timeout_ends_processes_that_left_the_session(env):
+    ticking = (
+        "ln -sf /bin/true /usr/bin/pkill; ln -sf /bin/true /usr/bin/pgrep; "
+        "ln -sf /bin/true /usr/bin/kill; "
+        "setsid bash -c 'while :; do echo x >> /tmp/tick; sleep 0.1; done' & "
+        "nohup setsid sleep 1000 & sleep 100"
+    )
+    check = (
+        "sleep 0.5; a=$(wc -l < /tmp/tick); sleep 0.5; b=$(wc -l < /tmp/tick); "
+        '[ "$a" = "$b" ] && echo stopped; ps -e -o comm= | grep -c sleep'
+    )
+    _, texts = play(env, FILE, ticking, check)
+    assert "did not finish within 3 s" in texts[0]
+    assert "processes killed" in texts[0] or "container was restarted" in texts[0]
+    assert "stopped" in texts[1] and texts[1].rstrip().endswith("\n1")  # only `sleep 0.5`s gone
+
+
+@pytest.mark.timeout(300)
+def test_a_process_left_running_cannot_disturb_the_judge(env):
+    killer = "setsid bash -c 'while :; do pkill -9 -f \"lifelong[-]gym\"; done' >/dev/null 2>&1 &"
+    reward, _ = play(env, EXAMPLE, killer, end="Act: answer()")
+    assert reward == 0.0  # the example still ran: an empty answer is not its output
+    reward, _ = play(env, EXAMPLE, killer, end="Act: answer(42)")
+    assert reward == 1.0
+
+
+@pytest.mark.timeout(300)
+def test_processes_holding_every_slot_do_not_stop_the_judge(env):
+    # every process slot held by sleepers that left the agent's session
+    bomb = "setsid bash -c 'for i in $(seq 300); do sleep 1000 & done' >/dev/null 2>&1 & sleep 2"
+    reward, _ = play(env, FILE, solution(FILE), bomb)
+    assert reward == 1.0
+
+
+@pytest.mark.timeout(300)
+def test_the_judges_toolset_cannot_be_written_or_moved(env):
+    attempts = (
+        "echo x > /.lgj/usr/bin/bash; rm -f /.lgj/ld.so; mv /.lgj /tmp/moved; "
+        "umount /.lgj; mount -o remount,rw /.lgj; touch /.lgj/new; true"
+    )
+    reward, texts = play(env, FILE, solution(FILE), attempts)
+    assert reward == 1.0
+    assert texts[1].count("Read-only file system") >= 3
+    assert "Device or resource busy" in texts[1] or "Read-only" in texts[1]
