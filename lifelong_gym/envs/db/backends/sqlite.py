@@ -24,7 +24,7 @@ from ..tasks import TableInfo
 from .base import DatabaseBackend, StatementResult, UnreadableTable, overrun_message
 from .sqlite_functions import ALLOWED_FUNCTIONS, MAX_VALUE_BYTES, register
 from .sqlite_schema import Declared, SchemaAnswers
-from .sqlite_translate import Columns, NotServed, Translation, translate
+from .sqlite_translate import Columns, NotServed, Refused, Translation, translate
 from .sqlite_types import column_type, storage_type
 
 _DECIMAL_SCALE = re.compile(r"(?:DECIMAL|NUMERIC|DEC|FIXED)\s*\(\s*\d+\s*,\s*(\d+)\s*\)", re.I)
@@ -84,6 +84,7 @@ class SqliteBackend(DatabaseBackend):
         self._connection: sqlite3.Connection | None = None
         self._declared: Declared = {}
         self._columns: Columns = ()
+        self._tables: tuple[str, ...] = ()
         self._deadline = 0.0
 
     def start(self, table: TableInfo) -> None:
@@ -113,6 +114,7 @@ class SqliteBackend(DatabaseBackend):
             table.name.lower(): {c.name.lower(): c.type for c in table.column_info_list}
         }
         self._columns = _signature(self._declared)
+        self._tables = (table.name,)
 
     def execute(self, sql: str) -> StatementResult:
         """Run one MySQL statement as MySQL would, within the limits; errors are results."""
@@ -121,8 +123,8 @@ class SqliteBackend(DatabaseBackend):
         if schema is not None:
             return StatementResult(error=schema) if isinstance(schema, str) else self._rows(schema)
         try:
-            translated = translate(sql, self._columns)
-        except NotServed as error:
+            translated = translate(sql, self._columns, self._tables)
+        except (NotServed, Refused) as error:
             return StatementResult(error=str(error))
         except SqlglotError as error:
             return StatementResult(error=f"this statement could not be read as MySQL: {error}")
@@ -207,6 +209,10 @@ class SqliteBackend(DatabaseBackend):
         return StatementResult(rows=rows, more_rows=more)
 
     def _note_schema(self, statement: Translation) -> None:
+        if statement.ddl:
+            self._tables = tuple(
+                name for (name,) in self._require().execute("SELECT name FROM sqlite_master")
+            )
         if not statement.declares and not statement.drops:
             return
         for table in statement.drops:

@@ -171,6 +171,18 @@ def mysql_mod(left: Any, right: Any) -> int | float | None:
     return float(remainder)
 
 
+_NUMBER_TEXT = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?\s*", re.I)
+
+
+def strict_number(value: Any) -> Any:
+    """A text read as a number in a write, as strict MySQL does: junk is an error."""
+    if not isinstance(value, str):
+        return value
+    if not _NUMBER_TEXT.fullmatch(value):
+        raise ValueError(f"Truncated incorrect DOUBLE value: {value!r}")
+    return float(value)
+
+
 def mysql_format(value: Any, places: int, _locale: str | None = None) -> str | None:
     """FORMAT(x, d): thousands separators, d decimals rounded half away from zero."""
     number = exact(value)
@@ -419,6 +431,7 @@ SCALAR_FUNCTIONS: dict[str, tuple[int, Callable[..., Any]]] = {
     "ROUND_DOUBLE": (-1, round_double),
     "TRUNCATE": (2, truncate),
     "CAST_SIGNED": (1, cast_signed),
+    "STRICT_NUMBER": (1, strict_number),
     "MYSQL_DIV": (2, int_div),
     "MYSQL_MOD": (2, mysql_mod),
     "FORMAT": (-1, mysql_format),

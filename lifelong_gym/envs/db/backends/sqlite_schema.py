@@ -126,7 +126,7 @@ class SchemaAnswers:
         if rows is None:
             return _missing(table)
         lines = []
-        for name, shown, null, key, default, extra in rows:
+        for name, shown, null, _key, default, extra in rows:
             line = f"  `{name}` {shown}"
             if null == "NO":
                 line += " NOT NULL"

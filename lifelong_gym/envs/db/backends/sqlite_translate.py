@@ -14,7 +14,9 @@ from dataclasses import dataclass
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.mysql import MySQL
 from sqlglot.errors import ErrorLevel, SqlglotError
+from sqlglot.tokens import TokenType
 
 from .sqlite_functions import COLLATION
 from .sqlite_types import NumericType, numeric_type, storage_type
@@ -24,6 +26,10 @@ Columns = tuple[tuple[str, str], ...]  # (column name, declared MySQL type), eve
 
 class NotServed(SqlglotError):
     """A MySQL statement the embedded back-end cannot answer faithfully."""
+
+
+class Refused(SqlglotError):
+    """A statement MySQL itself refuses (the message says what MySQL would say)."""
 
 
 @dataclass(frozen=True)
@@ -124,8 +130,9 @@ def _date_add(target: exp.Expression, amount: exp.Expression, unit: str, sign: i
 class _Rewriter:
     """Rewrites one parsed statement; `columns` are the declared types by column name."""
 
-    def __init__(self, columns: dict[str, str]):
+    def __init__(self, columns: dict[str, str], strict: bool = False):
         self.columns = columns
+        self.strict = strict  # MySQL's strict mode: a write refuses text that is no number
         self.aliases: dict[str, NumericType | None] = {}
         self._types: dict[int, NumericType | None] = {}
 
@@ -313,10 +320,29 @@ class _Rewriter:
         return exp.Collate(this=node.this, expression=exp.Var(this=collation))
 
     def _comparison(self, node: exp.Binary) -> exp.Expression:
-        """Text literals compared case-insensitively, as MySQL's default collation does."""
+        """Text literals compared case-insensitively, as MySQL's default collation does;
+        text compared with a number is read as a number, as MySQL does."""
+        if isinstance(node.parent, exp.Update) and node.arg_key == "expressions":
+            return node  # `SET column = value` is an assignment
         for side, other in ((node.this, node.expression), (node.expression, node.this)):
             if isinstance(side, exp.Literal) and side.is_string and self.type_of(other) is None:
                 self._wrap_collate(side)
+            kind, other_kind = self.type_of(side), self.type_of(other)
+            if kind == ("text", 0) and other_kind is not None and other_kind[0] != "text":
+                self._as_number(side)
+        return node
+
+    def _as_number(self, node: exp.Expression) -> None:
+        if self.strict:
+            self._wrap(node, "STRICT_NUMBER")
+            return
+        holder = exp.Cast(this=exp.Null(), to=exp.DataType.build("DOUBLE"))
+        node.replace(holder)
+        holder.set("this", node)
+
+    def _sum(self, node: exp.Sum | exp.Avg) -> exp.Expression:
+        if self.type_of(node.this) == ("text", 0):
+            self._as_number(node.this)
         return node
 
     def _in(self, node: exp.In) -> exp.Expression:
@@ -369,6 +395,8 @@ _HANDLERS = {
     exp.In: _Rewriter._in,
     exp.ColumnDef: _Rewriter._column_def,
     exp.TruncateTable: _Rewriter._truncate,
+    exp.Sum: _Rewriter._sum,
+    exp.Avg: _Rewriter._sum,
     **{kind: _Rewriter._comparison for kind in _COMPARISONS},
 }
 
@@ -393,8 +421,40 @@ def _schema_effect(
     return tuple(declares), tuple(drops)
 
 
+_TABLE_KEYWORDS = {
+    TokenType.FROM,
+    TokenType.JOIN,
+    TokenType.INTO,
+    TokenType.UPDATE,
+    TokenType.TABLE,
+}
+
+
+def _check_tables(sql: str, tree: exp.Expression, tables: tuple[str, ...]) -> None:
+    """Refuse what MySQL refuses: a table named by a string, a table named in the wrong case."""
+    tokens = MySQL().tokenize(sql)
+    for before, token in zip(tokens, tokens[1:]):
+        if before.token_type in _TABLE_KEYWORDS and token.token_type == TokenType.STRING:
+            raise Refused(f"You have an error in your SQL syntax near '{token.text}'")
+    known = set(tables)
+    folded = {t.lower() for t in tables}
+    defined = {cte.alias for cte in tree.find_all(exp.CTE)}
+    for table in tree.find_all(exp.Table):
+        name = table.name
+        if (
+            name
+            and not table.db
+            and name not in known
+            and name not in defined
+            and name.lower() in folded
+        ):
+            raise Refused(f"Table '{name}' doesn't exist")
+
+
 @functools.lru_cache(maxsize=4096)
-def translate(sql: str, columns: Columns = ()) -> tuple[Translation, ...]:
+def translate(
+    sql: str, columns: Columns = (), tables: tuple[str, ...] = ()
+) -> tuple[Translation, ...]:
     """MySQL statements in SQLite's dialect (cached: RL loops send the same ones again)."""
     found: list[Translation] = []
     for tree in sqlglot.parse(sql, read="mysql"):
@@ -403,10 +463,12 @@ def translate(sql: str, columns: Columns = ()) -> tuple[Translation, ...]:
         group = tree.args.get("group")
         if group is not None and (group.args.get("rollup") or group.args.get("cube")):
             raise NotServed("GROUP BY ... WITH ROLLUP is not supported by the embedded back-end")
+        _check_tables(sql, tree, tables)
         declares, drops = _schema_effect(tree)
         if isinstance(tree, exp.Create):
             tree.set("properties", None)
-        rewritten = _Rewriter(dict((c.lower(), t) for c, t in columns)).run(tree)
+        strict = isinstance(tree, (exp.Update, exp.Delete, exp.Insert))
+        rewritten = _Rewriter(dict((c.lower(), t) for c, t in columns), strict).run(tree)
         text = rewritten.sql(dialect="sqlite", unsupported_level=ErrorLevel.RAISE)
         ddl = isinstance(tree, (exp.Create, exp.Drop, exp.Alter, exp.TruncateTable))
         found.append(Translation(text, ddl, declares, drops))

@@ -29,7 +29,7 @@ _TEXT_TYPES = {"CHAR", "VARCHAR", "TEXT", "TINYTEXT", "MEDIUMTEXT", "LONGTEXT", 
 _DECIMAL_TYPES = {"DECIMAL", "NUMERIC", "DEC", "FIXED"}
 _FLOAT_TYPES = {"FLOAT", "DOUBLE", "REAL", "DOUBLE PRECISION"}
 
-NumericType = tuple[str, int]  # ("int", 0), ("decimal", scale) or ("float", 0)
+NumericType = tuple[str, int]  # ("int", 0), ("decimal", scale), ("float", 0) or ("text", 0)
 
 
 def _split(declared: str) -> tuple[str, list[str], bool]:
@@ -83,6 +83,8 @@ def column_type(declared: str) -> NumericType | None:
         return ("decimal", scale) if scale else ("int", 0)
     if name in _FLOAT_TYPES:
         return ("float", 0)
+    if name in _TEXT_TYPES:
+        return ("text", 0)  # a number in text: MySQL reads it as a double in arithmetic
     return None
 
 
@@ -105,7 +107,7 @@ def _literal_type(literal: exp.Literal) -> NumericType | None:
 def _combine(left: NumericType | None, right: NumericType | None, how: str) -> NumericType | None:
     if left is None or right is None:
         return None
-    if "float" in (left[0], right[0]):
+    if {"float", "text"} & {left[0], right[0]}:
         return ("float", 0)
     if how == "div":
         return ("decimal", left[1] + 4)
@@ -158,11 +160,12 @@ def numeric_type(
         )
     if isinstance(node, _SPREAD):
         inner = numeric_type(node.this, columns, aliases)
-        if inner is None or inner[0] == "float":
-            return inner
+        if inner is None or inner[0] in ("float", "text"):
+            return inner and ("float", 0)
         return ("decimal", inner[1] + 4)
     if isinstance(node, exp.Sum):
-        return numeric_type(node.this, columns, aliases)
+        inner = numeric_type(node.this, columns, aliases)
+        return ("float", 0) if inner == ("text", 0) else inner
     if isinstance(node, (exp.Count, exp.IntDiv)):
         return ("int", 0)
     if isinstance(node, exp.Round):
