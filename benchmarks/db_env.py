@@ -22,7 +22,7 @@ from lifelong_gym.envs.db.actions import count_statements
 from lifelong_gym.envs.db.backends.mysql import parse_url
 from lifelong_gym.envs.db.backends.mysql import quote as mysql_quote
 from lifelong_gym.envs.db.backends.sqlite import quote as sqlite_quote
-from lifelong_gym.envs.db.backends.sqlite import translate
+from lifelong_gym.envs.db.backends.sqlite_translate import translate
 
 
 def env_time(tasks: str, backend: str, url: str | None, limit: int) -> tuple[float, int, int]:

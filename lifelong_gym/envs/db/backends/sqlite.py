@@ -9,6 +9,7 @@ within a deadline, a per-value size limit and a database size limit (docs/securi
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import re
 import sqlite3
@@ -22,7 +23,13 @@ from sqlglot.errors import SqlglotError
 from ..table_hash import table_hash
 from ..tasks import TableInfo
 from .base import DatabaseBackend, StatementResult, UnreadableTable, overrun_message
-from .sqlite_functions import ALLOWED_FUNCTIONS, MAX_VALUE_BYTES, register
+from .sqlite_functions import (
+    ALLOWED_FUNCTIONS,
+    COLLATION,
+    MAX_VALUE_BYTES,
+    compare_text,
+    register,
+)
 from .sqlite_schema import Declared, SchemaAnswers
 from .sqlite_translate import Columns, NotServed, Refused, Translation, translate
 from .sqlite_types import column_type, storage_type
@@ -40,6 +47,7 @@ _DENIED_ACTIONS = {
 }
 DATABASE_PAGES = 16_384  # 64 MiB of 4 KiB pages, for the task database and for temp tables
 RESULT_BYTES = 4_000_000  # values fetched for one observation, at most
+IMAGE_CACHE = 1024  # task databases kept as images, for repeated tasks
 HEAP_LIMIT = 1 << 30  # SQLite's heap in this process, at most (a hard limit)
 _LIMITS = {
     sqlite3.SQLITE_LIMIT_LENGTH: MAX_VALUE_BYTES,
@@ -85,31 +93,22 @@ class SqliteBackend(DatabaseBackend):
         self._declared: Declared = {}
         self._columns: Columns = ()
         self._tables: tuple[str, ...] = ()
+        self._images: dict[int, tuple[TableInfo, bytes]] = {}
         self._deadline = 0.0
 
     def start(self, table: TableInfo) -> None:
-        """Create a fresh in-memory database holding `table`."""
+        """A fresh in-memory database holding `table` (its first image is built once)."""
         self.discard()
-        connection = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        for limit, value in _LIMITS.items():
-            connection.setlimit(limit, value)
-        connection.execute(f"PRAGMA max_page_count = {DATABASE_PAGES}")
-        connection.execute(f"PRAGMA temp.max_page_count = {DATABASE_PAGES}")
-        register(connection)
-        columns = ", ".join(
-            f"{quote(c.name)} {storage_type(c.type)}" for c in table.column_info_list
-        )
-        connection.execute(f"CREATE TABLE {quote(table.name)} ({columns})")
-        marks = ", ".join("?" for _ in table.column_info_list)
-        connection.executemany(
-            f"INSERT INTO {quote(table.name)} VALUES ({marks})", [list(r) for r in table.row_list]
-        )
-        storing = _storage_trigger(table)
-        if storing:
-            connection.execute(storing.format(event="INSERT"))
-            connection.execute(storing.format(event="UPDATE"))
-        connection.set_progress_handler(self._past_deadline, 10_000)
-        self._connection = connection
+        if self._connection is None:
+            self._connection = _open()
+            self._connection.set_progress_handler(self._past_deadline, 10_000)
+        cached = self._images.get(id(table))
+        if cached is None or cached[0] is not table:
+            if len(self._images) >= IMAGE_CACHE:
+                self._images.pop(next(iter(self._images)))
+            cached = self._images[id(table)] = (table, _image(table))
+        self._connection.deserialize(cached[1])
+        self._connection.execute(f"PRAGMA max_page_count = {DATABASE_PAGES}")
         self._declared = {
             table.name.lower(): {c.name.lower(): c.type for c in table.column_info_list}
         }
@@ -146,10 +145,8 @@ class SqliteBackend(DatabaseBackend):
             raise UnreadableTable(f"the table {table.name!r} no longer exists")
         if kind[0] != "table":
             raise UnreadableTable(f"{table.name!r} is no longer a base table but a {kind[0]}")
-        columns = connection.execute(
-            "SELECT type FROM pragma_table_info(?, 'main')", (table.name,)
-        ).fetchall()
-        renderers = [text_renderer(declared) for (declared,) in columns]
+        columns = connection.execute(f"PRAGMA main.table_info({quote(table.name)})").fetchall()
+        renderers = [text_renderer(declared) for _, _, declared, *_ in columns]
         self._deadline = time.monotonic() + self.statement_timeout
         try:
             rows = _fetch_all(connection, f"SELECT * FROM main.{quote(table.name)}")
@@ -160,14 +157,20 @@ class SqliteBackend(DatabaseBackend):
         return table_hash([r(v) for r, v in zip(renderers, row, strict=True)] for row in rows)
 
     def discard(self) -> None:
-        """Forget the task's database."""
+        """Forget the task's work; a connection the agent gave temp objects is closed."""
+        connection = self._connection
+        if connection is None:
+            return
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        if connection.execute("SELECT count(*) FROM temp.sqlite_master").fetchone()[0]:
+            self.close()
+
+    def close(self) -> None:
+        """Close the connection; nothing else outlives a task."""
         if self._connection is not None:
             self._connection.close()
             self._connection = None
-
-    def close(self) -> None:
-        """Nothing outlives a task; same as discard."""
-        self.discard()
 
     # -- internals --------------------------------------------------------------------
 
@@ -228,6 +231,38 @@ class SqliteBackend(DatabaseBackend):
 
     def _past_deadline(self) -> int:
         return int(bool(self._deadline) and time.monotonic() > self._deadline)
+
+
+def _open() -> sqlite3.Connection:
+    """A connection with MySQL's functions, the collation and the limits."""
+    # no statement cache: a statement prepared before `deserialize` must never run after it
+    connection = sqlite3.connect(
+        ":memory:", isolation_level=None, check_same_thread=False, cached_statements=0
+    )
+    for limit, value in _LIMITS.items():
+        connection.setlimit(limit, value)
+    connection.execute(f"PRAGMA temp.max_page_count = {DATABASE_PAGES}")
+    register(connection)
+    return connection
+
+
+def _image(table: TableInfo) -> bytes:
+    """The database file of a fresh task: the table, its rows, the storage triggers."""
+    with contextlib.closing(sqlite3.connect(":memory:", isolation_level=None)) as scratch:
+        scratch.create_collation(COLLATION, compare_text)
+        columns = ", ".join(
+            f"{quote(c.name)} {storage_type(c.type)}" for c in table.column_info_list
+        )
+        scratch.execute(f"CREATE TABLE {quote(table.name)} ({columns})")
+        marks = ", ".join("?" for _ in table.column_info_list)
+        scratch.executemany(
+            f"INSERT INTO {quote(table.name)} VALUES ({marks})", [list(r) for r in table.row_list]
+        )
+        storing = _storage_trigger(table)
+        if storing:
+            scratch.execute(storing.format(event="INSERT"))
+            scratch.execute(storing.format(event="UPDATE"))
+        return scratch.serialize()
 
 
 def _storage_trigger(table: TableInfo) -> str | None:

@@ -84,9 +84,8 @@ class SchemaAnswers:
         return [(name,) for name, _ in rows]
 
     def _describe_rows(self, table: str) -> list[tuple[Any, ...]] | None:
-        info = self.connection.execute(
-            'SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?)', (table,)
-        ).fetchall()
+        quoted = '"' + table.replace('"', '""') + '"'
+        info = [row[1:] for row in self.connection.execute(f"PRAGMA table_info({quoted})")]
         if not info:
             return None
         declared = self.declared.get(table.lower(), {})

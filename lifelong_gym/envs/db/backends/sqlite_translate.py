@@ -433,7 +433,7 @@ _TABLE_KEYWORDS = {
 def _check_tables(sql: str, tree: exp.Expression, tables: tuple[str, ...]) -> None:
     """Refuse what MySQL refuses: a table named by a string, a table named in the wrong case."""
     tokens = MySQL().tokenize(sql)
-    for before, token in zip(tokens, tokens[1:]):
+    for before, token in zip(tokens, tokens[1:], strict=False):
         if before.token_type in _TABLE_KEYWORDS and token.token_type == TokenType.STRING:
             raise Refused(f"You have an error in your SQL syntax near '{token.text}'")
     known = set(tables)
