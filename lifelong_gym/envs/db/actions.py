@@ -80,12 +80,16 @@ def count_statements(sql: str) -> int:
     return count + pending
 
 
-def canonical_sql(sql: str) -> str:
-    """One spelling for statements that differ only in case, spacing or quoting."""
+def canonical_sql(sql: str) -> str | None:
+    """One spelling for statements that differ only in case, spacing or quoting.
+
+    None for a statement nested too deeply to read (it can be no vote's key)."""
     try:
         return sqlglot.parse_one(sql, read="mysql").sql(dialect="mysql", normalize=True)
     except SqlglotError:
         return " ".join(sql.split()).rstrip(";")
+    except RecursionError:
+        return None
 
 
 def operation_reply(sql: str) -> str:

@@ -96,7 +96,8 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
             return None
         if isinstance(parsed, Answer):
             return "answer: " + " ".join(parsed.text.split())
-        return "sql: " + canonical_sql(parsed.sql)
+        canonical = canonical_sql(parsed.sql)
+        return None if canonical is None else "sql: " + canonical
 
     def release(self) -> None:
         """Close the back-end's connections and drop what it made."""
