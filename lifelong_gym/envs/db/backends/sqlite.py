@@ -236,9 +236,7 @@ class SqliteBackend(DatabaseBackend):
 def _open() -> sqlite3.Connection:
     """A connection with MySQL's functions, the collation and the limits."""
     # no statement cache: a statement prepared before `deserialize` must never run after it
-    connection = sqlite3.connect(
-        ":memory:", isolation_level=None, check_same_thread=False, cached_statements=0
-    )
+    connection = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
     for limit, value in _LIMITS.items():
         connection.setlimit(limit, value)
     connection.execute(f"PRAGMA temp.max_page_count = {DATABASE_PAGES}")
@@ -254,14 +252,15 @@ def _image(table: TableInfo) -> bytes:
             f"{quote(c.name)} {storage_type(c.type)}" for c in table.column_info_list
         )
         scratch.execute(f"CREATE TABLE {quote(table.name)} ({columns})")
+        storing = _storage_trigger(table)
+        if storing:  # before the rows: MySQL stores the task's own rows rounded too
+            register(scratch)
+            scratch.execute(storing.format(event="INSERT"))
+            scratch.execute(storing.format(event="UPDATE"))
         marks = ", ".join("?" for _ in table.column_info_list)
         scratch.executemany(
             f"INSERT INTO {quote(table.name)} VALUES ({marks})", [list(r) for r in table.row_list]
         )
-        storing = _storage_trigger(table)
-        if storing:
-            scratch.execute(storing.format(event="INSERT"))
-            scratch.execute(storing.format(event="UPDATE"))
         return scratch.serialize()
 
 
@@ -326,9 +325,15 @@ def text_renderer(declared_type: str) -> Callable[[Any], str | None]:
     step = Decimal(1).scaleb(-int(scale.group(1))) if scale else None
     integer = bool(_INTEGER.search(declared_type))
 
+    places = f".{scale.group(1)}f" if scale else ""
+
     def render(value: Any) -> str | None:
         if value is None:
             return None
+        if step is not None and isinstance(value, float):
+            shown = format(value, places)
+            if float(shown) == value:  # already at the column's scale (stored values are)
+                return shown
         if step is not None and isinstance(value, (int, float)):
             try:
                 exact = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)

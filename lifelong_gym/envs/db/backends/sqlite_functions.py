@@ -68,7 +68,10 @@ def collation_key(text: str) -> str:
 
 def compare_text(left: str, right: str) -> int:
     """The collation: -1, 0 or 1 as MySQL's default case-insensitive collation orders them."""
-    a, b = collation_key(left), collation_key(right)
+    if left.isascii() and right.isascii():
+        a, b = left.rstrip(" ").upper(), right.rstrip(" ").upper()
+    else:
+        a, b = collation_key(left), collation_key(right)
     return (a > b) - (a < b)
 
 

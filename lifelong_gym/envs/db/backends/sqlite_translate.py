@@ -10,10 +10,12 @@ case-insensitive collation; DDL keeps the declared MySQL types (see `sqlite_type
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.dialects.mysql import MySQL
 from sqlglot.errors import ErrorLevel, SqlglotError
 from sqlglot.tokens import TokenType
@@ -139,7 +141,7 @@ class _Rewriter:
     def type_of(self, node: exp.Expression) -> NumericType | None:
         key = id(node)
         if key not in self._types:
-            self._types[key] = numeric_type(node, self.columns, self.aliases)
+            self._types[key] = numeric_type(node, self.columns, self.aliases, self.type_of)
         return self._types[key]
 
     def run(self, tree: exp.Expression) -> exp.Expression:
@@ -421,6 +423,8 @@ def _schema_effect(
     return tuple(declares), tuple(drops)
 
 
+_SQLITE = Dialect.get_or_raise("sqlite")
+_QUOTED_TABLE = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+[\"']", re.I)
 _TABLE_KEYWORDS = {
     TokenType.FROM,
     TokenType.JOIN,
@@ -432,10 +436,11 @@ _TABLE_KEYWORDS = {
 
 def _check_tables(sql: str, tree: exp.Expression, tables: tuple[str, ...]) -> None:
     """Refuse what MySQL refuses: a table named by a string, a table named in the wrong case."""
-    tokens = MySQL().tokenize(sql)
-    for before, token in zip(tokens, tokens[1:], strict=False):
-        if before.token_type in _TABLE_KEYWORDS and token.token_type == TokenType.STRING:
-            raise Refused(f"You have an error in your SQL syntax near '{token.text}'")
+    if _QUOTED_TABLE.search(sql):  # a hint only: the tokens decide (it may be inside a string)
+        tokens = MySQL().tokenize(sql)
+        for before, token in zip(tokens, tokens[1:], strict=False):
+            if before.token_type in _TABLE_KEYWORDS and token.token_type == TokenType.STRING:
+                raise Refused(f"You have an error in your SQL syntax near '{token.text}'")
     known = set(tables)
     folded = {t.lower() for t in tables}
     defined = {cte.alias for cte in tree.find_all(exp.CTE)}
@@ -469,7 +474,8 @@ def translate(
             tree.set("properties", None)
         strict = isinstance(tree, (exp.Update, exp.Delete, exp.Insert))
         rewritten = _Rewriter(dict((c.lower(), t) for c, t in columns), strict).run(tree)
-        text = rewritten.sql(dialect="sqlite", unsupported_level=ErrorLevel.RAISE)
+        # the tree is ours alone: no copy before generating
+        text = _SQLITE.generate(rewritten, copy=False, unsupported_level=ErrorLevel.RAISE)
         ddl = isinstance(tree, (exp.Create, exp.Drop, exp.Alter, exp.TruncateTable))
         found.append(Translation(text, ddl, declares, drops))
     return tuple(found)

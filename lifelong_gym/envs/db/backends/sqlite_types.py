@@ -10,6 +10,7 @@ columns under the case-insensitive collation) and how `DESCRIBE` names it (Maria
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from sqlglot import exp
 
@@ -119,19 +120,29 @@ _SPREAD = (exp.Avg, exp.Stddev, exp.StddevPop, exp.StddevSamp, exp.Variance, exp
 
 
 def numeric_type(
-    node: exp.Expression, columns: dict[str, str], aliases: dict[str, NumericType | None]
+    node: exp.Expression,
+    columns: dict[str, str],
+    aliases: dict[str, NumericType | None],
+    child: Callable[[exp.Expression], NumericType | None] | None = None,
 ) -> NumericType | None:
-    """MySQL's type of a numeric expression, from declared column types and select aliases."""
+    """MySQL's type of a numeric expression, from declared column types and select aliases.
+
+    `child` types the sub-expressions (a caller passes its memo); by default recursively."""
+    if child is None:
+
+        def child(sub: exp.Expression) -> NumericType | None:
+            return numeric_type(sub, columns, aliases)
+
     if isinstance(node, exp.Column):
         declared = columns.get(node.name.lower())
         return column_type(declared) if declared else aliases.get(node.name.lower())
     if isinstance(node, exp.Subquery) and isinstance(node.this, exp.Select):
         selected = node.this.expressions
-        return numeric_type(selected[0], columns, aliases) if len(selected) == 1 else None
+        return child(selected[0]) if len(selected) == 1 else None
     if isinstance(node, exp.Alias):
-        return numeric_type(node.this, columns, aliases)
+        return child(node.this)
     if isinstance(node, exp.Coalesce):
-        kinds = [numeric_type(e, columns, aliases) for e in (node.this, *node.expressions)]
+        kinds = [child(e) for e in (node.this, *node.expressions)]
         found = kinds[0]
         for kind in kinds[1:]:
             found = _combine(found, kind, "add")
@@ -139,37 +150,37 @@ def numeric_type(
     if isinstance(node, exp.Literal):
         return _literal_type(node)
     if isinstance(node, (exp.Paren, exp.Neg, exp.Abs, exp.Min, exp.Max, exp.Window)):
-        return numeric_type(node.this, columns, aliases)
+        return child(node.this)
     if isinstance(node, (exp.Add, exp.Sub, exp.Mod)):
         return _combine(
-            numeric_type(node.left, columns, aliases),
-            numeric_type(node.right, columns, aliases),
+            child(node.left),
+            child(node.right),
             "add",
         )
     if isinstance(node, exp.Mul):
         return _combine(
-            numeric_type(node.left, columns, aliases),
-            numeric_type(node.right, columns, aliases),
+            child(node.left),
+            child(node.right),
             "mul",
         )
     if isinstance(node, exp.Div):
         return _combine(
-            numeric_type(node.left, columns, aliases),
-            numeric_type(node.right, columns, aliases),
+            child(node.left),
+            child(node.right),
             "div",
         )
     if isinstance(node, _SPREAD):
-        inner = numeric_type(node.this, columns, aliases)
+        inner = child(node.this)
         if inner is None or inner[0] in ("float", "text"):
             return inner and ("float", 0)
         return ("decimal", inner[1] + 4)
     if isinstance(node, exp.Sum):
-        inner = numeric_type(node.this, columns, aliases)
+        inner = child(node.this)
         return ("float", 0) if inner == ("text", 0) else inner
     if isinstance(node, (exp.Count, exp.IntDiv)):
         return ("int", 0)
     if isinstance(node, exp.Round):
-        inner = numeric_type(node.this, columns, aliases)
+        inner = child(node.this)
         places = node.args.get("decimals")
         if inner is None or inner[0] != "decimal":
             return inner
