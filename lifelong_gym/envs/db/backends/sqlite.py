@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import re
 import sqlite3
 import time
@@ -27,7 +28,9 @@ from .sqlite_functions import (
     ALLOWED_FUNCTIONS,
     COLLATION,
     MAX_VALUE_BYTES,
+    cast_signed,
     compare_text,
+    decimal_value,
     register,
 )
 from .sqlite_schema import Declared, SchemaAnswers
@@ -93,7 +96,6 @@ class SqliteBackend(DatabaseBackend):
         self._declared: Declared = {}
         self._columns: Columns = ()
         self._tables: tuple[str, ...] = ()
-        self._images: dict[int, tuple[TableInfo, bytes]] = {}
         self._deadline = 0.0
 
     def start(self, table: TableInfo) -> None:
@@ -102,12 +104,7 @@ class SqliteBackend(DatabaseBackend):
         if self._connection is None:
             self._connection = _open()
             self._connection.set_progress_handler(self._past_deadline, 10_000)
-        cached = self._images.get(id(table))
-        if cached is None or cached[0] is not table:
-            if len(self._images) >= IMAGE_CACHE:
-                self._images.pop(next(iter(self._images)))
-            cached = self._images[id(table)] = (table, _image(table))
-        self._connection.deserialize(cached[1])
+        self._connection.deserialize(task_image(table))
         self._connection.execute(f"PRAGMA max_page_count = {DATABASE_PAGES}")
         self._declared = {
             table.name.lower(): {c.name.lower(): c.type for c in table.column_info_list}
@@ -244,24 +241,41 @@ def _open() -> sqlite3.Connection:
     return connection
 
 
-def _image(table: TableInfo) -> bytes:
-    """The database file of a fresh task: the table, its rows, the storage triggers."""
+@functools.lru_cache(maxsize=IMAGE_CACHE)
+def task_image(table: TableInfo) -> bytes:
+    """The database file of a fresh task: the table, its rows, the storage triggers (cached:
+    a task seen again starts from its image)."""
     with contextlib.closing(sqlite3.connect(":memory:", isolation_level=None)) as scratch:
         scratch.create_collation(COLLATION, compare_text)
         columns = ", ".join(
             f"{quote(c.name)} {storage_type(c.type)}" for c in table.column_info_list
         )
         scratch.execute(f"CREATE TABLE {quote(table.name)} ({columns})")
-        storing = _storage_trigger(table)
-        if storing:  # before the rows: MySQL stores the task's own rows rounded too
-            register(scratch)
-            scratch.execute(storing.format(event="INSERT"))
-            scratch.execute(storing.format(event="UPDATE"))
         marks = ", ".join("?" for _ in table.column_info_list)
         scratch.executemany(
-            f"INSERT INTO {quote(table.name)} VALUES ({marks})", [list(r) for r in table.row_list]
+            f"INSERT INTO {quote(table.name)} VALUES ({marks})", _stored_rows(table)
         )
+        storing = _storage_trigger(table)
+        if storing:
+            scratch.execute(storing.format(event="INSERT"))
+            scratch.execute(storing.format(event="UPDATE"))
         return scratch.serialize()
+
+
+def _stored_rows(table: TableInfo) -> list[tuple[Any, ...]] | list[list[Any]]:
+    """The task's rows as MySQL stores them: numbers rounded to their column's type."""
+    numeric = [
+        (position, kind)
+        for position, c in enumerate(table.column_info_list)
+        if (kind := column_type(c.type)) is not None and kind[0] in ("int", "decimal")
+    ]
+    rows: list[list[Any]] = [list(row) for row in table.row_list]
+    for row in rows:
+        for position, (name, scale) in numeric:
+            value = row[position]
+            if type(value) is float and round(value, scale) != value:
+                row[position] = cast_signed(value) if name == "int" else decimal_value(value, scale)
+    return rows
 
 
 def _storage_trigger(table: TableInfo) -> str | None:
