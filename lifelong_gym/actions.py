@@ -19,8 +19,8 @@ class InvalidReply:
 class ParsedAction(Protocol):
     """A valid action, which can be written back in either action format."""
 
-    def key(self) -> str:
-        """One spelling for actions that do the same thing (the voting key)."""
+    def key(self) -> str | None:
+        """One spelling for actions that do the same thing (the voting key); None: none."""
 
     def text(self) -> str:
         """The action as a reply in the benchmark's text format."""

@@ -21,9 +21,10 @@ class Operation:
 
     sql: str
 
-    def key(self) -> str:
-        """The statement in sqlglot's canonical MySQL form."""
-        return "sql: " + canonical_sql(self.sql)
+    def key(self) -> str | None:
+        """The statement in sqlglot's canonical MySQL form (None when it is too deep to read)."""
+        canonical = canonical_sql(self.sql)
+        return None if canonical is None else "sql: " + canonical
 
     def text(self) -> str:
         """`Action: Operation` and the statement in a sql block."""
@@ -131,12 +132,16 @@ def count_statements(sql: str) -> int:
     return count + pending
 
 
-def canonical_sql(sql: str) -> str:
-    """One spelling for statements that differ only in case, spacing or quoting."""
+def canonical_sql(sql: str) -> str | None:
+    """One spelling for statements that differ only in case, spacing or quoting.
+
+    None for a statement nested too deeply to read (it can be no vote's key)."""
     try:
         return sqlglot.parse_one(sql, read="mysql").sql(dialect="mysql", normalize=True)
     except SqlglotError:
         return " ".join(sql.split()).rstrip(";")
+    except RecursionError:
+        return None
 
 
 def operation_reply(sql: str) -> str:

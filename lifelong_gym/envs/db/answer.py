@@ -69,10 +69,15 @@ def values_match(answer: Any, truth: Any) -> bool:
 
 
 def _number(value: Any) -> float | None:
+    """A value as a finite number, or None (inf, NaN and 10**400 are compared as text)."""
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, (int, float, Decimal)):
-        return float(value)
+        try:
+            number = float(value)
+        except OverflowError:
+            return None
+        return number if math.isfinite(number) else None
     if isinstance(value, str):
         try:
             number = float(value.strip())

@@ -16,6 +16,10 @@ DEFAULT_STATEMENT_TIMEOUT = 5.0
 DEFAULT_MAX_ROWS = 1000
 
 
+class UnreadableTable(LookupError):
+    """The task's table cannot be scored: gone, replaced by a view, or not readable in time."""
+
+
 @dataclass
 class StatementResult:
     """What one agent statement did: its rows (None when it returns none), or an error."""

@@ -1,7 +1,16 @@
-"""The embedded back-end: an in-memory SQLite database per task, MySQL SQL translated."""
+"""The embedded back-end: an in-memory SQLite database per task that answers like MySQL.
+
+The agent's MySQL statement is rewritten for SQLite (`sqlite_translate`), MySQL's functions
+and collation are SQLite user functions (`sqlite_functions`), schema statements are
+answered in MariaDB's shape (`sqlite_schema`). Every statement runs under an authorizer
+that allows an explicit list of functions and denies virtual tables, ATTACH and PRAGMA,
+within a deadline, a per-value size limit and a database size limit (docs/security.md).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import functools
 import re
 import sqlite3
@@ -10,17 +19,48 @@ from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
-import sqlglot
-from sqlglot.errors import ErrorLevel, SqlglotError
+from sqlglot.errors import SqlglotError
 
 from ..table_hash import table_hash
 from ..tasks import TableInfo
-from .base import DatabaseBackend, StatementResult, overrun_message
+from .base import DatabaseBackend, StatementResult, UnreadableTable, overrun_message
+from .sqlite_functions import (
+    ALLOWED_FUNCTIONS,
+    COLLATION,
+    MAX_VALUE_BYTES,
+    cast_signed,
+    compare_text,
+    decimal_value,
+    register,
+)
+from .sqlite_schema import Declared, SchemaAnswers
+from .sqlite_translate import Columns, NotServed, Refused, Translation, translate
+from .sqlite_types import column_type, storage_type
 
 _DECIMAL_SCALE = re.compile(r"(?:DECIMAL|NUMERIC|DEC|FIXED)\s*\(\s*\d+\s*,\s*(\d+)\s*\)", re.I)
 _INTEGER = re.compile(r"\b(?:TINY|SMALL|MEDIUM|BIG)?INT(?:EGER)?\b|\bBOOL(?:EAN)?\b", re.I)
-# Statements an agent may not run against the host's file system or the connection itself.
-_DENIED_ACTIONS = {sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH, sqlite3.SQLITE_PRAGMA}
+# What an agent may not do: touch files or the connection, or load native code through
+# virtual tables (fts3_tokenizer can be pointed at any address).
+_DENIED_ACTIONS = {
+    sqlite3.SQLITE_ATTACH,
+    sqlite3.SQLITE_DETACH,
+    sqlite3.SQLITE_PRAGMA,
+    sqlite3.SQLITE_CREATE_VTABLE,
+    sqlite3.SQLITE_DROP_VTABLE,
+}
+DATABASE_PAGES = 16_384  # 64 MiB of 4 KiB pages, for the task database and for temp tables
+RESULT_BYTES = 4_000_000  # values fetched for one observation, at most
+IMAGE_CACHE = 1024  # task databases kept as images, for repeated tasks
+HEAP_LIMIT = 1 << 30  # SQLite's heap in this process, at most (a hard limit)
+_LIMITS = {
+    sqlite3.SQLITE_LIMIT_LENGTH: MAX_VALUE_BYTES,
+    sqlite3.SQLITE_LIMIT_SQL_LENGTH: 1_000_000,
+    sqlite3.SQLITE_LIMIT_COLUMN: 500,
+    sqlite3.SQLITE_LIMIT_ATTACHED: 0,
+    sqlite3.SQLITE_LIMIT_TRIGGER_DEPTH: 10,
+    sqlite3.SQLITE_LIMIT_WORKER_THREADS: 0,
+    sqlite3.SQLITE_LIMIT_VDBE_OP: 5_000_000,
+}
 
 
 def quote(identifier: str) -> str:
@@ -28,47 +68,120 @@ def quote(identifier: str) -> str:
     return '"' + identifier.replace('"', '""') + '"'
 
 
+def _limit_heap() -> None:
+    """Cap SQLite's heap for the process, unless the application set its own cap."""
+    try:
+        import _sqlite3
+
+        library = ctypes.CDLL(_sqlite3.__file__)
+        limit = library.sqlite3_hard_heap_limit64
+    except (ImportError, OSError, AttributeError):
+        return  # an SQLite without the call (before 3.31): the other limits still hold
+    limit.restype, limit.argtypes = ctypes.c_int64, [ctypes.c_int64]
+    if limit(-1) == 0:
+        limit(HEAP_LIMIT)
+
+
+_limit_heap()
+
+
 class SqliteBackend(DatabaseBackend):
-    """Each task gets a fresh in-memory database; the agent's MySQL dialect is translated."""
+    """Each task gets a fresh in-memory database; the agent's MySQL is answered as MySQL."""
 
     dialect = "sqlite"
 
     def __init__(self, **limits: Any):
         super().__init__(**limits)
         self._connection: sqlite3.Connection | None = None
+        self._declared: Declared = {}
+        self._columns: Columns = ()
+        self._tables: tuple[str, ...] = ()
         self._deadline = 0.0
 
     def start(self, table: TableInfo) -> None:
-        """Create a fresh in-memory database holding `table`."""
+        """A fresh in-memory database holding `table` (its first image is built once)."""
         self.discard()
-        connection = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        columns = ", ".join(f"{quote(c.name)} {c.type}" for c in table.column_info_list)
-        connection.execute(f"CREATE TABLE {quote(table.name)} ({columns})")
-        marks = ", ".join("?" for _ in table.column_info_list)
-        connection.executemany(
-            f"INSERT INTO {quote(table.name)} VALUES ({marks})", [list(r) for r in table.row_list]
-        )
-        connection.set_progress_handler(self._past_deadline, 10_000)
-        self._connection = connection
+        if self._connection is None:
+            self._connection = _open()
+            self._connection.set_progress_handler(self._past_deadline, 10_000)
+        self._connection.deserialize(task_image(table))
+        self._connection.execute(f"PRAGMA max_page_count = {DATABASE_PAGES}")
+        self._declared = {
+            table.name.lower(): {c.name.lower(): c.type for c in table.column_info_list}
+        }
+        self._columns = _signature(self._declared)
+        self._tables = (table.name,)
 
     def execute(self, sql: str) -> StatementResult:
-        """Translate one MySQL statement to SQLite and run it within the limits."""
+        """Run one MySQL statement as MySQL would, within the limits; errors are results."""
         connection = self._require()
+        schema = SchemaAnswers(connection, self._declared).answer(sql)
+        if schema is not None:
+            return StatementResult(error=schema) if isinstance(schema, str) else self._rows(schema)
         try:
-            translated = translate(sql)
+            translated = translate(sql, self._columns, self._tables)
+        except (NotServed, Refused) as error:
+            return StatementResult(error=str(error))
         except SqlglotError as error:
-            return StatementResult(
-                error=f"this statement could not be translated from MySQL to SQLite: {error}"
-            )
+            return StatementResult(error=f"this statement could not be read as MySQL: {error}")
+        except RecursionError:
+            return StatementResult(error="this statement is nested too deeply to be read")
         if len(translated) != 1:
             return StatementResult(error="send exactly one SQL statement")
+        return self._run(connection, translated[0])
+
+    def table_hash(self, table: TableInfo) -> str | None:
+        """The hash of the task's base table as committed, read within the deadline."""
+        connection = self._require()
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")  # MySQL's scorer sees only committed rows
+        kind = connection.execute(
+            "SELECT type FROM main.sqlite_master WHERE name = ? COLLATE NOCASE", (table.name,)
+        ).fetchone()
+        if kind is None:
+            raise UnreadableTable(f"the table {table.name!r} no longer exists")
+        if kind[0] != "table":
+            raise UnreadableTable(f"{table.name!r} is no longer a base table but a {kind[0]}")
+        columns = connection.execute(f"PRAGMA main.table_info({quote(table.name)})").fetchall()
+        renderers = [text_renderer(declared) for _, _, declared, *_ in columns]
+        self._deadline = time.monotonic() + self.statement_timeout
+        try:
+            rows = _fetch_all(connection, f"SELECT * FROM main.{quote(table.name)}")
+        except sqlite3.OperationalError as error:
+            raise UnreadableTable(f"the table {table.name!r} could not be read: {error}") from None
+        finally:
+            self._deadline = 0.0
+        return table_hash([r(v) for r, v in zip(renderers, row, strict=True)] for row in rows)
+
+    def discard(self) -> None:
+        """Forget the task's work; a connection the agent gave temp objects is closed."""
+        connection = self._connection
+        if connection is None:
+            return
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        if connection.execute("SELECT count(*) FROM temp.sqlite_master").fetchone()[0]:
+            self.close()
+
+    def close(self) -> None:
+        """Close the connection; nothing else outlives a task."""
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    # -- internals --------------------------------------------------------------------
+
+    def _run(self, connection: sqlite3.Connection, statement: Translation) -> StatementResult:
+        if statement.ddl and connection.in_transaction:
+            connection.execute("COMMIT")  # MySQL commits an open transaction before DDL
         self._deadline = time.monotonic() + self.statement_timeout
         connection.set_authorizer(_authorize)
         try:
-            cursor = connection.execute(translated[0])
+            cursor = connection.execute(statement.sql)
             if cursor.description is None:
+                self._note_schema(statement)
                 return StatementResult()
-            rows = cursor.fetchmany(self.max_rows + 1)
+            return self._fetch(cursor)
         except sqlite3.OperationalError as error:
             if str(error) == "interrupted":
                 return StatementResult(error=overrun_message(self.statement_timeout))
@@ -78,27 +191,35 @@ class SqliteBackend(DatabaseBackend):
         finally:
             self._deadline = 0.0
             connection.set_authorizer(None)
-        return StatementResult(rows=rows[: self.max_rows], more_rows=len(rows) > self.max_rows)
 
-    def table_hash(self, table: TableInfo) -> str | None:
-        """The table hash, with values rendered as MySQL renders their declared types."""
-        connection = self._require()
-        columns = connection.execute(f"PRAGMA table_info({quote(table.name)})").fetchall()
-        if not columns:
-            raise LookupError(f"the table {table.name!r} no longer exists")
-        renderers = [text_renderer(declared) for _, _, declared, *_ in columns]
-        rows = connection.execute(f"SELECT * FROM {quote(table.name)}").fetchall()
-        return table_hash([r(v) for r, v in zip(renderers, row, strict=True)] for row in rows)
+    def _fetch(self, cursor: sqlite3.Cursor) -> StatementResult:
+        """At most `max_rows` rows and `RESULT_BYTES` of values."""
+        rows: list[tuple[Any, ...]] = []
+        size = 0
+        while len(rows) <= self.max_rows and size <= RESULT_BYTES:
+            chunk = cursor.fetchmany(64)
+            if not chunk:
+                break
+            rows += chunk
+            size += sum(len(v) for row in chunk for v in row if isinstance(v, (str, bytes)))
+        more = len(rows) > self.max_rows or size > RESULT_BYTES
+        return self._rows(rows[: self.max_rows], more)
 
-    def discard(self) -> None:
-        """Forget the task's database."""
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
+    def _rows(self, rows: list[tuple[Any, ...]], more: bool = False) -> StatementResult:
+        return StatementResult(rows=rows, more_rows=more)
 
-    def close(self) -> None:
-        """Nothing outlives a task; same as discard."""
-        self.discard()
+    def _note_schema(self, statement: Translation) -> None:
+        if statement.ddl:
+            self._tables = tuple(
+                name for (name,) in self._require().execute("SELECT name FROM sqlite_master")
+            )
+        if not statement.declares and not statement.drops:
+            return
+        for table in statement.drops:
+            self._declared.pop(table.lower(), None)
+        for table, column, declared in statement.declares:
+            self._declared.setdefault(table.lower(), {})[column.lower()] = declared
+        self._columns = _signature(self._declared)
 
     def _require(self) -> sqlite3.Connection:
         if self._connection is None:
@@ -109,15 +230,106 @@ class SqliteBackend(DatabaseBackend):
         return int(bool(self._deadline) and time.monotonic() > self._deadline)
 
 
-@functools.lru_cache(maxsize=4096)
-def translate(sql: str) -> tuple[str, ...]:
-    """MySQL statements in SQLite's dialect (cached: RL loops send the same ones again)."""
-    return tuple(
-        sqlglot.transpile(sql, read="mysql", write="sqlite", unsupported_level=ErrorLevel.RAISE)
+def _open() -> sqlite3.Connection:
+    """A connection with MySQL's functions, the collation and the limits."""
+    # no statement cache: a statement prepared before `deserialize` must never run after it
+    connection = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    for limit, value in _LIMITS.items():
+        connection.setlimit(limit, value)
+    connection.execute(f"PRAGMA temp.max_page_count = {DATABASE_PAGES}")
+    register(connection)
+    return connection
+
+
+@functools.lru_cache(maxsize=IMAGE_CACHE)
+def task_image(table: TableInfo) -> bytes:
+    """The database file of a fresh task: the table, its rows, the storage triggers (cached:
+    a task seen again starts from its image)."""
+    with contextlib.closing(sqlite3.connect(":memory:", isolation_level=None)) as scratch:
+        scratch.create_collation(COLLATION, compare_text)
+        columns = ", ".join(
+            f"{quote(c.name)} {storage_type(c.type)}" for c in table.column_info_list
+        )
+        scratch.execute(f"CREATE TABLE {quote(table.name)} ({columns})")
+        marks = ", ".join("?" for _ in table.column_info_list)
+        scratch.executemany(
+            f"INSERT INTO {quote(table.name)} VALUES ({marks})", _stored_rows(table)
+        )
+        storing = _storage_trigger(table)
+        if storing:
+            scratch.execute(storing.format(event="INSERT"))
+            scratch.execute(storing.format(event="UPDATE"))
+        return scratch.serialize()
+
+
+def _stored_rows(table: TableInfo) -> list[tuple[Any, ...]] | list[list[Any]]:
+    """The task's rows as MySQL stores them: numbers rounded to their column's type."""
+    numeric = [
+        (position, kind)
+        for position, c in enumerate(table.column_info_list)
+        if (kind := column_type(c.type)) is not None and kind[0] in ("int", "decimal")
+    ]
+    rows: list[list[Any]] = [list(row) for row in table.row_list]
+    for row in rows:
+        for position, (name, scale) in numeric:
+            value = row[position]
+            if type(value) is float and round(value, scale) != value:
+                row[position] = cast_signed(value) if name == "int" else decimal_value(value, scale)
+    return rows
+
+
+def _storage_trigger(table: TableInfo) -> str | None:
+    """A trigger (format `event`) that stores written numbers as MySQL's column types do.
+
+    MySQL rounds a value written to DECIMAL(p, s) to s decimals and one written to an
+    integer column to an integer; SQLite would keep 4500.555 and 27.6 as they came.
+    """
+    settings = []
+    for column in table.column_info_list:
+        kind = column_type(column.type)
+        name = quote(column.name)
+        if kind == ("int", 0):
+            rounded = f"CAST_SIGNED({name})"
+        elif kind is not None and kind[0] == "decimal":
+            rounded = f"DEC({name}, {kind[1]})"
+        else:
+            continue
+        settings.append(f"{name} = IIF(typeof({name}) = 'real', {rounded}, {name})")
+    if not settings:
+        return None
+    target = quote(table.name)
+    return (
+        f'CREATE TRIGGER "lgym_store_{{event}}" AFTER {{event}} ON {target} BEGIN '
+        f"UPDATE {target} SET {', '.join(settings)} WHERE rowid = NEW.rowid; END"
     )
 
 
-def _authorize(action: int, *_: Any) -> int:
+def _signature(declared: Declared) -> Columns:
+    """The declared column types by name, as a hashable key for the translation cache."""
+    return tuple(sorted((c, t) for columns in declared.values() for c, t in columns.items()))
+
+
+def _fetch_all(connection: sqlite3.Connection, sql: str) -> list[tuple[Any, ...]]:
+    try:
+        return connection.execute(sql).fetchall()
+    except sqlite3.OperationalError as error:
+        if "decode" not in str(error):
+            raise
+    # text that is not UTF-8 (made with CHAR() of a surrogate): read it replaced
+    connection.text_factory = lambda data: data.decode("utf-8", "replace")
+    try:
+        return connection.execute(sql).fetchall()
+    finally:
+        connection.text_factory = str
+
+
+def _authorize(action: int, first: str | None, second: str | None, *_: Any) -> int:
+    if action == sqlite3.SQLITE_FUNCTION:
+        return (
+            sqlite3.SQLITE_OK
+            if (second or "").lower() in ALLOWED_FUNCTIONS
+            else sqlite3.SQLITE_DENY
+        )
     return sqlite3.SQLITE_DENY if action in _DENIED_ACTIONS else sqlite3.SQLITE_OK
 
 
@@ -127,9 +339,15 @@ def text_renderer(declared_type: str) -> Callable[[Any], str | None]:
     step = Decimal(1).scaleb(-int(scale.group(1))) if scale else None
     integer = bool(_INTEGER.search(declared_type))
 
+    places = f".{scale.group(1)}f" if scale else ""
+
     def render(value: Any) -> str | None:
         if value is None:
             return None
+        if step is not None and isinstance(value, float):
+            shown = format(value, places)
+            if float(shown) == value:  # already at the column's scale (stored values are)
+                return shown
         if step is not None and isinstance(value, (int, float)):
             try:
                 exact = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)

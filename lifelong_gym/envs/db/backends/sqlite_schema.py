@@ -1,0 +1,158 @@
+"""`SHOW TABLES`, `DESCRIBE t`, `SHOW COLUMNS FROM t`, `SHOW CREATE TABLE t` on SQLite.
+
+Answered from the tables' declared MySQL types, in the shape MariaDB answers them (rows of
+Field, Type, Null, Key, Default, Extra; MariaDB's type names such as `int(11)`).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from typing import Any
+
+from .sqlite_types import mariadb_type
+
+_NAME = r"(`(?:[^`]|``)+`|\"(?:[^\"]|\"\")+\"|[\w$]+)"
+_QUALIFIED = rf"(?:{_NAME}\s*\.\s*)?{_NAME}"
+_SHOW_TABLES = re.compile(
+    rf"^\s*SHOW\s+(FULL\s+)?TABLES(?:\s+(?:FROM|IN)\s+{_NAME})?(?:\s+LIKE\s+'([^']*)')?\s*;?\s*$",
+    re.I,
+)
+_DESCRIBE = re.compile(
+    rf"^\s*(?:DESCRIBE|DESC|EXPLAIN|SHOW\s+(?:FULL\s+)?(?:COLUMNS|FIELDS)\s+(?:FROM|IN))\s+"
+    rf"{_QUALIFIED}\s*;?\s*$",
+    re.I,
+)
+_SHOW_CREATE = re.compile(rf"^\s*SHOW\s+CREATE\s+TABLE\s+{_QUALIFIED}\s*;?\s*$", re.I)
+_SHOW = re.compile(r"^\s*SHOW\b", re.I)
+CHARSET = "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci"
+
+Declared = dict[str, dict[str, str]]  # table (lower case) -> column (lower case) -> MySQL type
+
+
+def _bare(name: str) -> str:
+    if name[0] in '`"':
+        return name[1:-1].replace(name[0] * 2, name[0])
+    return name
+
+
+def _like(pattern: str) -> re.Pattern[str]:
+    parts = (".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern)
+    return re.compile("".join(parts) + r"\Z", re.I | re.S)
+
+
+class SchemaAnswers:
+    """Answers MySQL's schema statements from an SQLite connection and the declared types."""
+
+    def __init__(self, connection: sqlite3.Connection, declared: Declared):
+        self.connection = connection
+        self.declared = declared
+
+    def answer(self, sql: str) -> list[tuple[Any, ...]] | str | None:
+        """Rows for a schema statement, an error text, or None when `sql` is not one."""
+        if not _SHOW.match(sql) and not re.match(
+            r"^\s*(DESC|DESCRIBE|EXPLAIN)\s+[`\"\w]", sql, re.I
+        ):
+            return None
+        if found := _SHOW_TABLES.match(sql):
+            return self._tables(bool(found.group(1)), found.group(3))
+        if found := _DESCRIBE.match(sql):
+            return self._columns(_bare(found.group(2)))
+        if found := _SHOW_CREATE.match(sql):
+            return self._create(_bare(found.group(2)))
+        if re.match(r"^\s*EXPLAIN\s+(SELECT|UPDATE|DELETE|INSERT|WITH)\b", sql, re.I):
+            return "EXPLAIN of a statement is not supported by the embedded SQLite back-end"
+        if _SHOW.match(sql):
+            return (
+                "this SHOW statement is not supported by the embedded SQLite back-end "
+                "(supported: SHOW TABLES, SHOW COLUMNS FROM t, SHOW CREATE TABLE t, DESCRIBE t)"
+            )
+        return None
+
+    def _objects(self) -> list[tuple[str, str]]:
+        return self.connection.execute(
+            "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
+            "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
+        ).fetchall()
+
+    def _tables(self, full: bool, pattern: str | None) -> list[tuple[Any, ...]]:
+        rows = self._objects()
+        if pattern is not None:
+            rows = [r for r in rows if _like(pattern).match(r[0])]
+        if full:
+            return [(name, "BASE TABLE" if kind == "table" else "VIEW") for name, kind in rows]
+        return [(name,) for name, _ in rows]
+
+    def _describe_rows(self, table: str) -> list[tuple[Any, ...]] | None:
+        quoted = '"' + table.replace('"', '""') + '"'
+        info = [row[1:] for row in self.connection.execute(f"PRAGMA table_info({quoted})")]
+        if not info:
+            return None
+        declared = self.declared.get(table.lower(), {})
+        rows = []
+        for name, stored, not_null, default, key in info:
+            shown = mariadb_type(declared.get(name.lower(), stored or "TEXT"))
+            primary = bool(key)
+            rows.append(
+                (
+                    name,
+                    shown,
+                    "NO" if not_null or primary else "YES",
+                    "PRI" if primary else "",
+                    _default(default),
+                    "auto_increment"
+                    if primary
+                    and stored.upper() == "INTEGER"
+                    and "int" in shown
+                    and self._autoincrement(table)
+                    else "",
+                )
+            )
+        return rows
+
+    def _autoincrement(self, table: str) -> bool:
+        sql = self.connection.execute(
+            "SELECT sql FROM sqlite_master WHERE name = ? COLLATE NOCASE", (table,)
+        ).fetchone()
+        return bool(sql and sql[0] and "AUTOINCREMENT" in sql[0].upper())
+
+    def _columns(self, table: str) -> list[tuple[Any, ...]] | str:
+        rows = self._describe_rows(table)
+        return _missing(table) if rows is None else rows
+
+    def _create(self, table: str) -> list[tuple[Any, ...]] | str:
+        rows = self._describe_rows(table)
+        if rows is None:
+            return _missing(table)
+        lines = []
+        for name, shown, null, _key, default, extra in rows:
+            line = f"  `{name}` {shown}"
+            if null == "NO":
+                line += " NOT NULL"
+            if extra:
+                line += " AUTO_INCREMENT"
+            elif default is not None:
+                line += f" DEFAULT {default if default.isdigit() else repr(default)}"
+            elif null == "YES":
+                line += " DEFAULT NULL"
+            lines.append(line)
+        keys = [f"`{r[0]}`" for r in rows if r[3] == "PRI"]
+        if keys:
+            lines.append(f"  PRIMARY KEY ({','.join(keys)})")
+        real = self.connection.execute(
+            "SELECT name FROM sqlite_master WHERE name = ? COLLATE NOCASE", (table,)
+        ).fetchone()[0]
+        body = ",\n".join(lines)
+        return [(real, f"CREATE TABLE `{real}` (\n{body}\n) {CHARSET}")]
+
+
+def _default(value: str | None) -> str | None:
+    if value is None or value.upper() == "NULL":
+        return None
+    if len(value) >= 2 and value[0] == value[-1] == "'":
+        return value[1:-1].replace("''", "'")
+    return value
+
+
+def _missing(table: str) -> str:
+    return f"Table '{table}' doesn't exist"

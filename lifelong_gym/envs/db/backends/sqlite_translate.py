@@ -1,0 +1,481 @@
+"""One MySQL statement rewritten for SQLite so that it answers as MySQL would.
+
+sqlglot parses the MySQL statement; the tree is then rewritten, children before parents:
+MySQL functions whose SQLite namesakes differ (or are missing) become calls of the user
+functions in `sqlite_functions`; exact-number results are rounded to MySQL's scale
+(`9.4167` for an AVG of integers, `2.5000` for 5/2); text literals in comparisons get the
+case-insensitive collation; DDL keeps the declared MySQL types (see `sqlite_types`).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.dialects.mysql import MySQL
+from sqlglot.errors import ErrorLevel, SqlglotError
+from sqlglot.tokens import TokenType
+
+from .sqlite_functions import COLLATION
+from .sqlite_types import NumericType, numeric_type, storage_type
+
+Columns = tuple[tuple[str, str], ...]  # (column name, declared MySQL type), every table
+
+
+class NotServed(SqlglotError):
+    """A MySQL statement the embedded back-end cannot answer faithfully."""
+
+
+class Refused(SqlglotError):
+    """A statement MySQL itself refuses (the message says what MySQL would say)."""
+
+
+@dataclass(frozen=True)
+class Translation:
+    """A statement in SQLite's dialect, and what it does to the declared schema."""
+
+    sql: str
+    ddl: bool = False  # MySQL commits an open transaction before DDL
+    declares: tuple[tuple[str, str, str], ...] = ()  # (table, column, MySQL type) added
+    drops: tuple[str, ...] = ()  # tables dropped
+
+
+_ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.Neg, exp.Paren)
+_AGGREGATES = (
+    exp.Avg,
+    exp.Sum,
+    exp.Stddev,
+    exp.StddevPop,
+    exp.StddevSamp,
+    exp.Variance,
+    exp.VariancePop,
+)
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ)
+_DATE_PARTS = {
+    exp.Year: "YEAR",
+    exp.Month: "MONTH",
+    exp.Day: "DAYOFMONTH",
+    exp.DayOfMonth: "DAYOFMONTH",
+    exp.DayOfWeek: "DAYOFWEEK",
+    exp.DayOfYear: "DAYOFYEAR",
+    exp.Quarter: "QUARTER",
+    exp.Dayname: "DAYNAME",
+    exp.LastDay: "LAST_DAY",
+    exp.Hour: "HOUR",
+    exp.Minute: "MINUTE",
+    exp.Second: "SECOND",
+}
+_EXTRACT = {"YEAR", "MONTH", "QUARTER", "HOUR", "MINUTE", "SECOND", "WEEK"}
+_RENAMED = {
+    "NOW": "NOW",
+    "SYSDATE": "NOW",
+    "LOCALTIME": "NOW",
+    "LOCALTIMESTAMP": "NOW",
+    "MID": "SUBSTR",
+    "LCASE": "LOWER",
+    "UCASE": "UPPER",
+}
+_NAMED = {
+    exp.CurrentDate: "CURDATE",
+    exp.CurrentTimestamp: "NOW",
+    exp.CurrentTime: "CURTIME",
+    exp.UnixToTime: "FROM_UNIXTIME",
+    exp.TsOrDsToDate: "MYSQL_DATE",
+    exp.IntDiv: "MYSQL_DIV",
+    exp.Pi: "MYSQL_PI",
+    exp.SHA: "SHA1",
+    exp.VariancePop: "VAR_POP",
+    exp.Variance: "VAR_SAMP",
+    exp.Ceil: "CEILING",
+    exp.Floor: "FLOOR",
+    exp.Rand: "RAND",
+    exp.Left: "MYSQL_LEFT",
+    exp.Right: "MYSQL_RIGHT",
+}
+
+
+def call(name: str, *arguments: exp.Expression) -> exp.Anonymous:
+    """A call of a function by name."""
+    return exp.Anonymous(this=name, expressions=list(arguments))
+
+
+def _text(value: str) -> exp.Literal:
+    return exp.Literal.string(value)
+
+
+def _number(value: int) -> exp.Literal:
+    return exp.Literal.number(value)
+
+
+def _unwrap(node: exp.Expression) -> exp.Expression:
+    while isinstance(node, (exp.TsOrDsToDate, exp.TsOrDsToTimestamp, exp.TsOrDsToTime)):
+        if node.args.get("format"):
+            break
+        node = node.this
+    return node
+
+
+def _unit(node: exp.Expression, default: str = "DAY") -> str:
+    unit = node.args.get("unit")
+    return unit.name.upper() if unit is not None else default
+
+
+def _date_add(target: exp.Expression, amount: exp.Expression, unit: str, sign: int):
+    amount = exp.Neg(this=exp.Paren(this=amount)) if sign < 0 else amount
+    return call("DATE_ADD", _unwrap(target), amount, _text(unit))
+
+
+class _Rewriter:
+    """Rewrites one parsed statement; `columns` are the declared types by column name."""
+
+    def __init__(self, columns: dict[str, str], strict: bool = False):
+        self.columns = columns
+        self.strict = strict  # MySQL's strict mode: a write refuses text that is no number
+        self.aliases: dict[str, NumericType | None] = {}
+        self._types: dict[int, NumericType | None] = {}
+
+    def type_of(self, node: exp.Expression) -> NumericType | None:
+        key = id(node)
+        if key not in self._types:
+            self._types[key] = numeric_type(node, self.columns, self.aliases, self.type_of)
+        return self._types[key]
+
+    def run(self, tree: exp.Expression) -> exp.Expression:
+        nodes = list(tree.dfs())
+        # columns of derived tables and CTEs are typed by the expressions they alias
+        for node in reversed(nodes):
+            if isinstance(node, exp.Alias) and isinstance(node.parent, exp.Select):
+                self.aliases.setdefault(node.alias.lower(), self.type_of(node.this))
+        for node in nodes:
+            self.type_of(node)
+        rounded = {id(n): scale for n in nodes if (scale := self._result_scale(n)) is not None}
+        for node in reversed(nodes):
+            new = self.rewrite(node)
+            if new is not node:
+                if node is tree:
+                    tree = new
+                else:
+                    node.replace(new)
+            if id(node) in rounded:
+                new = self._wrap(new, "DEC", _number(rounded[id(node)]))
+                tree = new if node is tree else tree
+            self._types[id(new)] = self._types[id(node)]
+        return tree
+
+    def _result_scale(self, node: exp.Expression) -> int | None:
+        """The scale to round an outermost exact-number expression to, if it needs it."""
+        if not isinstance(node, (*_ARITHMETIC, *_AGGREGATES, exp.Coalesce, exp.Window)):
+            return None
+        if isinstance(node, _AGGREGATES) and isinstance(node.parent, exp.Window):
+            return None
+        if isinstance(node, exp.Window) and not isinstance(node.this, _AGGREGATES):
+            return None
+        if isinstance(node.parent, _ARITHMETIC):
+            return None
+        kind = self.type_of(node)
+        if kind is None or kind[0] != "decimal":
+            return None
+        return kind[1]
+
+    @staticmethod
+    def _wrap(node: exp.Expression, name: str, *extra: exp.Expression) -> exp.Expression:
+        holder = call(name)
+        node.replace(holder)
+        holder.set("expressions", [node, *extra])
+        return holder
+
+    def _as_text(self, node: exp.Expression) -> exp.Expression:
+        kind = self.type_of(node)
+        if kind is not None and kind[0] == "decimal":
+            return call("DEC_TEXT", node, _number(kind[1]))
+        return node
+
+    def rewrite(self, node: exp.Expression) -> exp.Expression:
+        """The SQLite form of one node whose children are already rewritten."""
+        kind = type(node)
+        if kind in _DATE_PARTS:
+            return call(_DATE_PARTS[kind], _unwrap(node.this))
+        if kind in _NAMED:
+            return call(
+                _NAMED[kind], *[a for a in node.args.values() if isinstance(a, exp.Expression)]
+            )
+        if isinstance(node, exp.Anonymous) and node.name.upper() in _RENAMED:
+            return call(_RENAMED[node.name.upper()], *node.expressions)
+        if isinstance(node, exp.Anonymous) and node.name.upper() in ("ADDDATE", "SUBDATE"):
+            target, amount = node.expressions[0], node.expressions[1]
+            sign = -1 if node.name.upper() == "SUBDATE" else 1
+            if isinstance(amount, exp.Interval):
+                return _date_add(target, amount.this, _unit(amount), sign)
+            return _date_add(target, amount, "DAY", sign)
+        handler = _HANDLERS.get(kind)
+        return handler(self, node) if handler else node
+
+    # -- handlers by node type -------------------------------------------------------
+
+    def _week(self, node: exp.Week) -> exp.Expression:
+        mode = node.args.get("mode")
+        return call("WEEK", _unwrap(node.this), *([mode] if mode else []))
+
+    def _week_of_year(self, node: exp.WeekOfYear) -> exp.Expression:
+        return call("WEEK", _unwrap(node.this), _number(3))
+
+    def _time_to_str(self, node: exp.TimeToStr) -> exp.Expression:
+        return call("DATE_FORMAT", _unwrap(node.this), node.args["format"])
+
+    def _str_to_date(self, node: exp.StrToDate | exp.StrToTime) -> exp.Expression:
+        return call("STR_TO_DATE", node.this, node.args["format"])
+
+    def _datediff(self, node: exp.DateDiff) -> exp.Expression:
+        return call("DATEDIFF", _unwrap(node.this), _unwrap(node.expression))
+
+    def _timestampdiff(self, node: exp.TimestampDiff) -> exp.Expression:
+        unit = _text(_unit(node))
+        return call("TIMESTAMPDIFF", unit, _unwrap(node.expression), _unwrap(node.this))
+
+    def _date_add_node(self, node: exp.DateAdd | exp.DateSub) -> exp.Expression:
+        sign = -1 if isinstance(node, exp.DateSub) else 1
+        return _date_add(node.this, node.expression, _unit(node), sign)
+
+    def _plus_minus(self, node: exp.Add | exp.Sub) -> exp.Expression:
+        sign = -1 if isinstance(node, exp.Sub) else 1
+        if isinstance(node.expression, exp.Interval):
+            interval = node.expression
+            return _date_add(node.this, interval.this, _unit(interval), sign)
+        if isinstance(node.this, exp.Interval) and sign > 0:
+            return _date_add(node.expression, node.this.this, _unit(node.this), sign)
+        return node
+
+    def _extract(self, node: exp.Extract) -> exp.Expression:
+        unit = node.this.name.upper()
+        if unit == "DAY":
+            return call("DAYOFMONTH", _unwrap(node.expression))
+        if unit not in _EXTRACT:
+            raise NotServed(f"EXTRACT({unit} FROM ...) is not supported by the embedded back-end")
+        return call(unit, _unwrap(node.expression))
+
+    def _format(self, node: exp.NumberToStr) -> exp.Expression:
+        return call("FORMAT", node.this, node.args["format"])
+
+    def _trunc(self, node: exp.Trunc) -> exp.Expression:
+        return call("TRUNCATE", node.this, node.args.get("decimals") or _number(0))
+
+    def _mod(self, node: exp.Mod) -> exp.Expression:
+        if self.type_of(node) == ("int", 0):
+            return node  # SQLite's % on integers already follows MySQL
+        return call("MYSQL_MOD", node.this, node.expression)
+
+    def _round(self, node: exp.Round) -> exp.Expression:
+        kind = self.type_of(node.this)
+        name = "ROUND_DOUBLE" if kind is not None and kind[0] == "float" else "ROUND"
+        places = node.args.get("decimals")
+        return call(name, node.this, *([places] if places else []))
+
+    def _cast(self, node: exp.Cast) -> exp.Expression:
+        target = node.to
+        if target.is_type(*exp.DataType.INTEGER_TYPES):
+            return call("CAST_SIGNED", node.this)
+        if target.is_type(exp.DataType.Type.DECIMAL):
+            parameters = target.expressions
+            scale = int(parameters[1].name) if len(parameters) == 2 else 0
+            return call("DEC", node.this, _number(scale))
+        if target.is_type(*exp.DataType.TEXT_TYPES):
+            shown = self._as_text(node.this)
+            return node if shown is node.this else shown
+        if target.is_type(exp.DataType.Type.DATE):
+            return call("MYSQL_DATE", node.this)
+        return node
+
+    def _concat(self, node: exp.Concat) -> exp.Expression:
+        node.set("expressions", [self._as_text(e) for e in node.expressions])
+        return node
+
+    def _concat_ws(self, node: exp.ConcatWs) -> exp.Expression:
+        return call("CONCAT_WS", *[self._as_text(e) for e in node.expressions])
+
+    def _group_concat(self, node: exp.GroupConcat) -> exp.Expression:
+        value, order = node.this, []
+        if isinstance(value, exp.Order):
+            order, value = value.expressions, value.this
+        distinct = isinstance(value, exp.Distinct)
+        if distinct:
+            value = value.expressions[0]
+        separator = node.args.get("separator") or _text(",")
+        value = self._as_text(value)
+        if not order and not distinct:
+            return exp.GroupConcat(this=value, separator=separator)
+        keys: list[exp.Expression] = []
+        for ordered in order:
+            keys += [ordered.this, _number(int(bool(ordered.args.get("desc"))))]
+        return call("GROUP_CONCAT_ORDERED", value, separator, _number(int(distinct)), *keys)
+
+    def _position(self, node: exp.StrPosition) -> exp.Expression:
+        position = node.args.get("position")
+        return call("LOCATE", node.args["substr"], node.this, *([position] if position else []))
+
+    def _collate(self, node: exp.Collate) -> exp.Expression:
+        name = node.expression.name.lower()
+        collation = "BINARY" if name.endswith("_bin") or name == "binary" else COLLATION
+        return exp.Collate(this=node.this, expression=exp.Var(this=collation))
+
+    def _comparison(self, node: exp.Binary) -> exp.Expression:
+        """Text literals compared case-insensitively, as MySQL's default collation does;
+        text compared with a number is read as a number, as MySQL does."""
+        if isinstance(node.parent, exp.Update) and node.arg_key == "expressions":
+            return node  # `SET column = value` is an assignment
+        for side, other in ((node.this, node.expression), (node.expression, node.this)):
+            if isinstance(side, exp.Literal) and side.is_string and self.type_of(other) is None:
+                self._wrap_collate(side)
+            kind, other_kind = self.type_of(side), self.type_of(other)
+            if kind == ("text", 0) and other_kind is not None and other_kind[0] != "text":
+                self._as_number(side)
+        return node
+
+    def _as_number(self, node: exp.Expression) -> None:
+        if self.strict:
+            self._wrap(node, "STRICT_NUMBER")
+            return
+        holder = exp.Cast(this=exp.Null(), to=exp.DataType.build("DOUBLE"))
+        node.replace(holder)
+        holder.set("this", node)
+
+    def _sum(self, node: exp.Sum | exp.Avg) -> exp.Expression:
+        if self.type_of(node.this) == ("text", 0):
+            self._as_number(node.this)
+        return node
+
+    def _in(self, node: exp.In) -> exp.Expression:
+        if not isinstance(node.this, exp.Column) and self.type_of(node.this) is None:
+            if any(isinstance(e, exp.Literal) and e.is_string for e in node.expressions):
+                self._wrap_collate(node.this)
+        return node
+
+    @staticmethod
+    def _wrap_collate(node: exp.Expression) -> None:
+        holder = exp.Collate(this=exp.Null(), expression=exp.Var(this=COLLATION))
+        node.replace(holder)
+        holder.set("this", node)
+
+    def _column_def(self, node: exp.ColumnDef) -> exp.Expression:
+        declared = node.args["kind"].sql("mysql") if node.args.get("kind") else "TEXT"
+        constraints = node.args.get("constraints") or []
+        auto = any(isinstance(c.kind, exp.AutoIncrementColumnConstraint) for c in constraints)
+        stored = "INTEGER" if auto else storage_type(declared)
+        node.set("kind", exp.Var(this=stored))
+        return node
+
+    def _truncate(self, node: exp.TruncateTable) -> exp.Expression:
+        return exp.Delete(this=node.expressions[0])
+
+
+_HANDLERS = {
+    exp.Week: _Rewriter._week,
+    exp.WeekOfYear: _Rewriter._week_of_year,
+    exp.TimeToStr: _Rewriter._time_to_str,
+    exp.StrToDate: _Rewriter._str_to_date,
+    exp.StrToTime: _Rewriter._str_to_date,
+    exp.DateDiff: _Rewriter._datediff,
+    exp.TimestampDiff: _Rewriter._timestampdiff,
+    exp.DateAdd: _Rewriter._date_add_node,
+    exp.DateSub: _Rewriter._date_add_node,
+    exp.Add: _Rewriter._plus_minus,
+    exp.Sub: _Rewriter._plus_minus,
+    exp.Extract: _Rewriter._extract,
+    exp.NumberToStr: _Rewriter._format,
+    exp.Trunc: _Rewriter._trunc,
+    exp.Mod: _Rewriter._mod,
+    exp.Round: _Rewriter._round,
+    exp.Cast: _Rewriter._cast,
+    exp.Concat: _Rewriter._concat,
+    exp.ConcatWs: _Rewriter._concat_ws,
+    exp.GroupConcat: _Rewriter._group_concat,
+    exp.StrPosition: _Rewriter._position,
+    exp.Collate: _Rewriter._collate,
+    exp.In: _Rewriter._in,
+    exp.ColumnDef: _Rewriter._column_def,
+    exp.TruncateTable: _Rewriter._truncate,
+    exp.Sum: _Rewriter._sum,
+    exp.Avg: _Rewriter._sum,
+    **{kind: _Rewriter._comparison for kind in _COMPARISONS},
+}
+
+
+def _schema_effect(
+    tree: exp.Expression,
+) -> tuple[tuple[tuple[str, str, str], ...], tuple[str, ...]]:
+    """The columns a CREATE TABLE / ALTER TABLE declares and the tables a DROP drops."""
+    declares: list[tuple[str, str, str]] = []
+    drops: list[str] = []
+    if isinstance(tree, exp.Create) and tree.kind == "TABLE":
+        table = tree.find(exp.Table)
+        for column in tree.find_all(exp.ColumnDef):
+            kind = column.args.get("kind")
+            declares.append((table.name, column.name, kind.sql("mysql") if kind else "TEXT"))
+    elif isinstance(tree, exp.Alter):
+        for column in tree.find_all(exp.ColumnDef):
+            kind = column.args.get("kind")
+            declares.append((tree.this.name, column.name, kind.sql("mysql") if kind else "TEXT"))
+    elif isinstance(tree, exp.Drop) and tree.kind == "TABLE":
+        drops = [t.name for t in tree.find_all(exp.Table)]
+    return tuple(declares), tuple(drops)
+
+
+_SQLITE = Dialect.get_or_raise("sqlite")
+_QUOTED_TABLE = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+[\"']", re.I)
+_TABLE_KEYWORDS = {
+    TokenType.FROM,
+    TokenType.JOIN,
+    TokenType.INTO,
+    TokenType.UPDATE,
+    TokenType.TABLE,
+}
+
+
+def _check_tables(sql: str, tree: exp.Expression, tables: tuple[str, ...]) -> None:
+    """Refuse what MySQL refuses: a table named by a string, a table named in the wrong case."""
+    if _QUOTED_TABLE.search(sql):  # a hint only: the tokens decide (it may be inside a string)
+        tokens = MySQL().tokenize(sql)
+        for before, token in zip(tokens, tokens[1:], strict=False):
+            if before.token_type in _TABLE_KEYWORDS and token.token_type == TokenType.STRING:
+                raise Refused(f"You have an error in your SQL syntax near '{token.text}'")
+    known = set(tables)
+    folded = {t.lower() for t in tables}
+    defined = {cte.alias for cte in tree.find_all(exp.CTE)}
+    for table in tree.find_all(exp.Table):
+        name = table.name
+        if (
+            name
+            and not table.db
+            and name not in known
+            and name not in defined
+            and name.lower() in folded
+        ):
+            raise Refused(f"Table '{name}' doesn't exist")
+
+
+@functools.lru_cache(maxsize=4096)
+def translate(
+    sql: str, columns: Columns = (), tables: tuple[str, ...] = ()
+) -> tuple[Translation, ...]:
+    """MySQL statements in SQLite's dialect (cached: RL loops send the same ones again)."""
+    found: list[Translation] = []
+    for tree in sqlglot.parse(sql, read="mysql"):
+        if tree is None:
+            continue
+        group = tree.args.get("group")
+        if group is not None and (group.args.get("rollup") or group.args.get("cube")):
+            raise NotServed("GROUP BY ... WITH ROLLUP is not supported by the embedded back-end")
+        _check_tables(sql, tree, tables)
+        declares, drops = _schema_effect(tree)
+        if isinstance(tree, exp.Create):
+            tree.set("properties", None)
+        strict = isinstance(tree, (exp.Update, exp.Delete, exp.Insert))
+        rewritten = _Rewriter(dict((c.lower(), t) for c, t in columns), strict).run(tree)
+        # the tree is ours alone: no copy before generating
+        text = _SQLITE.generate(rewritten, copy=False, unsupported_level=ErrorLevel.RAISE)
+        ddl = isinstance(tree, (exp.Create, exp.Drop, exp.Alter, exp.TruncateTable))
+        found.append(Translation(text, ddl, declares, drops))
+    return tuple(found)

@@ -1,0 +1,74 @@
+"""The embedded back-end shows the agent what MariaDB shows, on the fidelity corpus.
+
+Comparison rule (lifelong_gym.envs.db.fidelity): two observations match when both are
+errors (error texts differ between engines; that the statement failed is what must agree),
+or when they show the same rows as the agent reads them, in order where a top-level ORDER BY
+fixes it and as multisets otherwise.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lifelong_gym.envs.db.fidelity import (
+    load_corpus,
+    observations_match,
+    run_corpus,
+    shares_by_kind,
+)
+from lifelong_gym.envs.db.generator.skills import SKILLS, skills_of
+
+CORPUS = Path(__file__).parent / "data" / "db_fidelity_corpus.yaml"
+DBBENCH = ("agentbench/data/dbbench/standard.jsonl", "agentbench/data/dbbench/dev.jsonl")
+
+
+@pytest.fixture(scope="module")
+def corpus(external_dir, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("fidelity")
+    return load_corpus(CORPUS, [external_dir / name for name in DBBENCH], folder)
+
+
+def test_corpus_covers_every_skill_and_300_statements(corpus):
+    statements = [sql for case in corpus.cases for sql in case.statements]
+    own = [
+        sql
+        for case in corpus.cases
+        if not case.kind.startswith("dbbench")
+        for sql in case.statements
+    ]
+    assert len(own) >= 300
+    found = set()
+    for sql in own:
+        try:
+            found |= set(skills_of(sql))
+        except Exception:  # noqa: BLE001 - the corpus holds deliberate syntax errors
+            continue
+    assert found == set(SKILLS)
+    assert len(statements) > len(own)  # the dbbench statements came in too
+
+
+def test_comparison_rule():
+    assert observations_match("SELECT 1", "Error: no such table: t", "Error: (1146) Table")
+    assert not observations_match("SELECT 1", "[(1,)]", "Error: (1146) Table")
+    assert observations_match("SELECT a FROM t", "[(1,), (2,)]", "[(2,), (1,)]")
+    assert not observations_match("SELECT a FROM t ORDER BY a", "[(1,), (2,)]", "[(2,), (1,)]")
+    assert not observations_match("SELECT AVG(a) FROM t", "[(9.416666666666666,)]", "[(9.4167,)]")
+
+
+@pytest.mark.mysql
+def test_at_least_95_percent_of_the_corpus_looks_the_same(corpus, mysql_url):
+    outcomes, skipped = run_corpus(corpus, mysql_url)
+    shares = shares_by_kind(outcomes)
+    matching, total = shares["all"]
+    missed = [
+        f"[{o.kind}] {o.sql}\n  sqlite: {o.sqlite[:200]}\n  mysql:  {o.mysql[:200]}"
+        for o in outcomes
+        if not o.match
+    ]
+    print("\n".join(missed))
+    assert total >= 600 and len(skipped) <= 2
+    assert matching / total >= 0.95, f"{matching}/{total} match"
+    for kind, (a, b) in shares.items():
+        assert a / b >= 0.9, f"{kind}: {a}/{b}"

@@ -1,0 +1,179 @@
+"""Hostile replies against the embedded SQLite back-end: an observation and a status, never a
+crash, a hang, a blown memory budget or a higher reward (docs/security.md)."""
+
+from __future__ import annotations
+
+import resource
+import time
+
+import gymnasium as gym
+import pytest
+
+import lifelong_gym  # noqa: F401 - registers the ids
+from lifelong_gym.envs.db.actions import answer_reply, operation_reply
+
+from ..envs.db_fixtures import task_file
+
+QUERY, INSERT, DELETE = 10, 11, 12  # the fixture's tasks
+DEEP = "SELECT " + "(" * 5000 + "1" + ")" * 5000
+
+
+@pytest.fixture()
+def env(tmp_path):
+    made = gym.make("LifelongDB-v0", tasks=str(task_file(tmp_path)), max_turns=6).unwrapped
+    yield made
+    made.close()
+
+
+def _run(env, index, *statements, answer="done"):
+    env.reset(options={"task_index": index})
+    shown = []
+    for sql in statements:
+        observation, _, terminated, truncated, info = env.step(operation_reply(sql))
+        shown.append(observation)
+        assert not (terminated or truncated), observation
+    *_, info = env.step(answer_reply(answer))
+    return shown, info
+
+
+def _peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT fts3_tokenizer('simple')",
+        "CREATE VIRTUAL TABLE z USING fts3(a, tokenize=evil)",
+        "CREATE VIRTUAL TABLE z USING rtree(id, a, b)",
+        "SELECT load_extension('/tmp/evil.so')",
+        "SELECT sqlite_compileoption_get(0)",
+        "PRAGMA writable_schema = 1",
+        "ATTACH DATABASE '/tmp/lgym-attack.db' AS x",
+        "SELECT * FROM pragma_function_list",
+    ],
+)
+def test_native_code_and_connection_state_are_out_of_reach(env, sql):
+    shown, info = _run(env, QUERY, sql)
+    assert shown[0].startswith("Error:")
+    assert info["status"] == "completed"
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT zeroblob(200000000)",
+        "SELECT printf('%.*c', 200000000, 'x')",
+        "SELECT REPEAT('x', 200000000)",
+        "SELECT LPAD('x', 200000000, 'y'), RPAD('x', 200000000, 'y')",
+        "SELECT randomblob(200000000), randomblob(200000000)",
+        "SELECT GROUP_CONCAT(REPEAT('x', 900000) ORDER BY 1) FROM (WITH RECURSIVE r(i) AS "
+        "(SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 50) SELECT i FROM r) n",
+    ],
+)
+def test_no_reply_costs_more_than_the_memory_budget(env, sql):
+    before = _peak_mib()
+    shown, info = _run(env, QUERY, sql)
+    assert shown[0].startswith("Error:") or shown[0] == "[(None,)]"  # SQLite's printf: NULL
+    assert _peak_mib() - before < 300
+    assert info["status"] == "completed"
+
+
+@pytest.mark.timeout(60)
+def test_many_big_rows_are_fetched_within_the_budget(env):
+    before = _peak_mib()
+    sql = (
+        "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 1000) "
+        "SELECT REPEAT('x', 999999) FROM r"
+    )
+    shown, _ = _run(env, QUERY, sql)
+    assert "only the first" in shown[0]
+    assert _peak_mib() - before < 300
+
+
+@pytest.mark.timeout(30)
+def test_a_too_deep_statement_is_the_agents_observation(env):
+    env.reset(options={"task_index": QUERY})
+    assert env.normalize_action(operation_reply(DEEP)) is None
+    for _ in range(3):
+        observation, _, terminated, _, info = env.step(operation_reply(DEEP))
+        assert observation.startswith("Error:") and not terminated
+    assert env.session.status == "running"
+
+
+@pytest.mark.timeout(60)
+def test_a_view_in_place_of_the_table_cannot_block_scoring(env):
+    endless = (
+        "CREATE VIEW `shop items` AS WITH RECURSIVE r(x) AS "
+        "(SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT x, x, x, x FROM r"
+    )
+    start = time.monotonic()
+    shown, info = _run(env, DELETE, "DROP TABLE `shop items`", endless)
+    assert shown == ["[]", "[]"]
+    assert time.monotonic() - start < 30
+    assert info["outcome"] == "incorrect" and info["status"] == "completed"
+    assert "view" in env.session.details["error"]
+
+
+@pytest.mark.timeout(60)
+def test_a_temp_table_cannot_stand_in_for_the_task_table(env):
+    # the truth of task 12 is the table without 'tea'; a temp copy holding that must not count
+    shown, info = _run(
+        env,
+        DELETE,
+        "CREATE TEMPORARY TABLE `shop items` AS "
+        "SELECT * FROM main.`shop items` WHERE name <> 'tea'",
+    )
+    assert info["outcome"] == "incorrect"
+    _, info = _run(env, DELETE, "DELETE FROM `shop items` WHERE name = 'tea'")
+    assert info["outcome"] == "correct"  # and the next task starts clean
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("answer", ["[(1e999,)]", "[(-1e999, 'x')]", "1e999", "[(float('nan'),)]"])
+def test_odd_numbers_in_the_answer_are_scored_not_crashed(env, answer):
+    _, info = _run(env, QUERY, answer=answer)
+    assert info["outcome"] == "incorrect"
+    assert info["status"] == "completed"
+
+
+@pytest.mark.timeout(30)
+def test_a_lone_surrogate_is_the_agents(env):
+    shown, info = _run(env, QUERY, "SELECT '\ud800'", "SELECT CHAR(55296)")
+    assert shown[0].startswith("Error:")
+    assert info["status"] == "completed"
+
+
+def _transaction_outcomes(env):
+    _, uncommitted = _run(env, DELETE, "BEGIN", "DELETE FROM `shop items` WHERE name = 'tea'")
+    _, committed = _run(
+        env, DELETE, "START TRANSACTION", "DELETE FROM `shop items` WHERE name = 'tea'", "COMMIT"
+    )
+    _, by_ddl = _run(
+        env,
+        DELETE,
+        "BEGIN",
+        "DELETE FROM `shop items` WHERE name = 'tea'",
+        "CREATE TABLE other (a INT)",  # MySQL commits before DDL
+    )
+    return uncommitted["outcome"], committed["outcome"], by_ddl["outcome"]
+
+
+@pytest.mark.timeout(60)
+def test_an_open_transaction_at_the_answer_is_not_committed(env):
+    assert _transaction_outcomes(env) == ("incorrect", "correct", "correct")
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.mysql
+def test_an_open_transaction_scores_the_same_on_mariadb(tmp_path, mysql_url):
+    server = gym.make(
+        "LifelongDB-v0", tasks=str(task_file(tmp_path)), backend="mysql", url=mysql_url
+    ).unwrapped
+    server.max_turns = 6
+    try:
+        assert _transaction_outcomes(server) == ("incorrect", "correct", "correct")
+    finally:
+        server.close()
