@@ -29,8 +29,9 @@ import gymnasium as gym
 import torch
 from gymnasium.vector import AutoresetMode
 
+from lifelong_gym.actions import InvalidReply
 from lifelong_gym.agents.models.gguf import smollm2_path
-from lifelong_gym.envs.db.actions import Invalid, answer_reply, operation_reply, parse_reply
+from lifelong_gym.envs.db.actions import answer_reply, operation_reply, parse_reply
 from lifelong_gym.envs.db.env import LifelongDBEnv
 from lifelong_gym.envs.db.generator import generate_tasks
 from lifelong_gym.envs.db.tasks import DBTask
@@ -149,7 +150,7 @@ def format_reward(episode: TokenEpisode) -> float:
     replies = [m["content"] for m in episode.messages if m["role"] == "assistant"]
     score = 0.0
     for reply in replies:
-        if not isinstance(parse_reply(reply), Invalid):
+        if not isinstance(parse_reply(reply), InvalidReply):
             score += 1.0
         elif re.search(r"Action:\s*(Operation|Answer)", reply, re.IGNORECASE):
             score += 0.5 if "```sql" in reply.lower() else 0.25
