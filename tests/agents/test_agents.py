@@ -80,7 +80,7 @@ def test_spec_options_reach_the_model(chat_server: ChatServer):
         ("hf:", "unknown agent"),
         ("openai:http://127.0.0.1:8000/v1", "names no model"),
         ("openai:localhost:8000/v1#m", "must start with http"),
-        ("hf:/nonexistent/model", "not a directory"),
+        ("hf:/nonexistent/model", "does not exist"),
         ("openai:http://h/v1#m?bogus=1", "bogus: Extra inputs are not permitted"),
         ("openai:http://h/v1#m?max_new_tokens=many", "max_new_tokens: Input should be a valid"),
         ("openai:http://h/v1#m?junk", "options must read"),

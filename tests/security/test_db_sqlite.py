@@ -109,9 +109,15 @@ def test_a_view_in_place_of_the_table_cannot_block_scoring(env):
         "CREATE VIEW `shop items` AS WITH RECURSIVE r(x) AS "
         "(SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT x, x, x, x FROM r"
     )
+    shown, _ = _run(env, DELETE, "DROP TABLE `shop items`", endless)
+    assert all(text.startswith("Error: the statement was refused") for text in shown)
+    # and were the guard to miss them, scoring still reads only the base table, in time
+    env.reset(options={"task_index": DELETE})
+    raw = env.backend._require()  # below the guard, as a statement it let through would be
+    raw.execute("DROP TABLE `shop items`")
+    raw.execute(endless)
     start = time.monotonic()
-    shown, info = _run(env, DELETE, "DROP TABLE `shop items`", endless)
-    assert shown == ["[]", "[]"]
+    *_, info = env.step(answer_reply("done"))
     assert time.monotonic() - start < 30
     assert info["outcome"] == "incorrect" and info["status"] == "completed"
     assert "view" in env.session.details["error"]
@@ -151,19 +157,19 @@ def _transaction_outcomes(env):
     _, committed = _run(
         env, DELETE, "START TRANSACTION", "DELETE FROM `shop items` WHERE name = 'tea'", "COMMIT"
     )
-    _, by_ddl = _run(
+    _, with_savepoint = _run(
         env,
         DELETE,
         "BEGIN",
         "DELETE FROM `shop items` WHERE name = 'tea'",
-        "CREATE TABLE other (a INT)",  # MySQL commits before DDL
+        "SAVEPOINT s",  # a transaction statement, not a commit
     )
-    return uncommitted["outcome"], committed["outcome"], by_ddl["outcome"]
+    return uncommitted["outcome"], committed["outcome"], with_savepoint["outcome"]
 
 
 @pytest.mark.timeout(60)
 def test_an_open_transaction_at_the_answer_is_not_committed(env):
-    assert _transaction_outcomes(env) == ("incorrect", "correct", "correct")
+    assert _transaction_outcomes(env) == ("incorrect", "correct", "incorrect")
 
 
 @pytest.mark.timeout(120)
@@ -174,6 +180,6 @@ def test_an_open_transaction_scores_the_same_on_mariadb(tmp_path, mysql_url):
     ).unwrapped
     server.max_turns = 6
     try:
-        assert _transaction_outcomes(server) == ("incorrect", "correct", "correct")
+        assert _transaction_outcomes(server) == ("incorrect", "correct", "incorrect")
     finally:
         server.close()

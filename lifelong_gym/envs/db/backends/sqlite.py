@@ -24,6 +24,7 @@ from sqlglot.errors import SqlglotError
 from ..table_hash import table_hash
 from ..tasks import TableInfo
 from .base import DatabaseBackend, StatementResult, UnreadableTable, overrun_message
+from .mysql_guard import refusal
 from .sqlite_functions import (
     ALLOWED_FUNCTIONS,
     COLLATION,
@@ -115,6 +116,9 @@ class SqliteBackend(DatabaseBackend):
     def execute(self, sql: str) -> StatementResult:
         """Run one MySQL statement as MySQL would, within the limits; errors are results."""
         connection = self._require()
+        reason = refusal(sql)  # the same statements as on MySQL: one rule on both back-ends
+        if reason is not None:
+            return StatementResult(error=f"the statement was refused: {reason}")
         schema = SchemaAnswers(connection, self._declared).answer(sql)
         if schema is not None:
             return StatementResult(error=schema) if isinstance(schema, str) else self._rows(schema)
