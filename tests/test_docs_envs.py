@@ -124,7 +124,15 @@ def db_write_broken() -> list[list[tuple[str, dict]]]:
     with made("LifelongDB-v0") as env:
         task = env.unwrapped.tasks[first_task(env, lambda task: not is_select(task))]
         drop = f"Action: Operation\n```sql\nDROP TABLE {task.table_info.name};\n```"
-        return [play(env, task.index, [drop, "Action: Answer\nFinal Answer: done"])]
+        refused = play(env, task.index, [drop, "Action: Answer\nFinal Answer: done"])
+        assert "refused" in refused[1][0] and "table_hash_match" in refused[-1][1]
+        # The agent's DDL is refused, so only the outside breaks the table: drop it
+        # through the back-end's own connection before the scorer reads it.
+        at_reset = env.reset(options={"task_index": task.index})
+        env.unwrapped.backend._require().execute(f"DROP TABLE {task.table_info.name}")
+        observation, _, terminated, _, info = env.step("Action: Answer\nFinal Answer: done")
+        assert terminated and "no longer exists" in info["error"]
+        return [refused, [at_reset, (observation, info)]]
 
 
 def kg_any() -> list[list[tuple[str, dict]]]:
@@ -177,7 +185,7 @@ SCENARIOS: dict[tuple[str, str], Scenario] = {
     ),
     (
         "DB, changes the table (`insert`, `update`, `delete`)",
-        "the agent dropped or broke the table",
+        "the table cannot be read (gone, or not in time; never the agent's doing, as its DDL is refused)",
     ): db_write_broken,
     ("KG", "always"): kg_any,
     ("OS, judged by an evaluation script (every shipped task)", "always"): os_script,

@@ -13,7 +13,12 @@ from lifelong_gym.tool_calls import ToolCall
 from .actions import TOOLS, Action, Answer, from_tool_call, parse_reply
 from .answer import parse_answer, row_overlap, rows_match
 from .backends import DatabaseBackend, StatementResult, make_backend
-from .backends.base import DEFAULT_MAX_ROWS, DEFAULT_STATEMENT_TIMEOUT, plain_value
+from .backends.base import (
+    DEFAULT_MAX_ROWS,
+    DEFAULT_STATEMENT_TIMEOUT,
+    UnreadableTable,
+    plain_value,
+)
 from .prompt import task_prompt
 from .tasks import DBTask, load_db_tasks
 
@@ -146,7 +151,7 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
         if task.answer_info.md5 is not None:
             try:
                 found = self.backend.table_hash(task.table_info)
-            except LookupError as error:
+            except UnreadableTable as error:
                 return Evaluation(EvaluationOutcome.INCORRECT, {"error": str(error)})
             ok = found == task.answer_info.md5
             return Evaluation(_outcome(ok), {"table_hash_match": ok})

@@ -24,7 +24,13 @@ from lifelong_gym.processes import process_alive
 
 from ..table_hash import GROUP_CONCAT_MAX_LEN, table_hash_sql
 from ..tasks import TableInfo
-from .base import BackendError, DatabaseBackend, StatementResult, overrun_message
+from .base import (
+    BackendError,
+    DatabaseBackend,
+    StatementResult,
+    UnreadableTable,
+    overrun_message,
+)
 from .mysql_cleanup import (
     Watchdog,
     drop_databases,
@@ -186,14 +192,14 @@ class MysqlBackend(DatabaseBackend):
         found = run(self._admin, _BASE_TABLE_COLUMNS, (self._database, table.name) * 2)
         columns = [quote(name) for (name,) in found]
         if not columns:
-            raise LookupError(f"the table {table.name!r} is no longer a base table of the task")
+            raise UnreadableTable(f"the table {table.name!r} is no longer a base table of the task")
         query = table_hash_sql(f"{quote(self._database)}.{quote(table.name)}", columns)
         try:
             ((digest,),) = run(self._admin, self._time_bound(query))
         except self._pymysql.MySQLError as error:
             if (error_code(error) or 0) >= 2000:  # the client's own trouble, not the agent's
                 raise
-            raise LookupError(
+            raise UnreadableTable(
                 f"the table {table.name!r} could not be read within "
                 f"{self.cleanup_timeout:g} s: {_message(error)}"
             ) from None
