@@ -331,7 +331,7 @@ class OciPool(SandboxPool):
         )
         return OciContainer(self.runtime, self.state, folder, self.rootfs, config)
 
-    def _create(self) -> Sandbox:
+    def create(self) -> Sandbox:
         container = self._container(
             [TRUSTED_BASH, "-c", KEEPER], toolset=self.toolset, writable=False
         )

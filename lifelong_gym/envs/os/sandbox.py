@@ -217,7 +217,7 @@ def _close_live_pools() -> None:
 class SandboxPool:
     """Sandboxes created ahead of need, each used for one task and then removed.
 
-    A subclass makes one sandbox (`_create`) and removes all of its run (`_remove_all`);
+    A subclass makes one sandbox (`create`) and removes all of its run (`_remove_all`);
     it calls `_start_making()` at the end of its `__init__`.
     """
 
@@ -238,7 +238,8 @@ class SandboxPool:
             self._makers.submit(self._make)
         _LIVE_POOLS.add(self)
 
-    def _create(self) -> Sandbox:
+    def create(self) -> Sandbox:
+        """Start one new sandbox now, its shells ready (the caller removes it)."""
         raise NotImplementedError
 
     def _remove_all(self) -> None:
@@ -248,7 +249,7 @@ class SandboxPool:
         if self._closed:
             return
         try:
-            sandbox = self._create()
+            sandbox = self.create()
         except BaseException as error:
             self._ready.put(error)
             return
@@ -324,7 +325,7 @@ class ContainerPool(SandboxPool):
                 + BUILD_HINT.format(image=self.image)
             ) from None
 
-    def _create(self) -> Sandbox:
+    def create(self) -> Sandbox:
         from docker.types import Ulimit
 
         limits = self.limits
