@@ -146,3 +146,16 @@ def test_bad_settings_are_one_clear_error(runtime, options, error, words):
     with pytest.raises(error, match=re.escape(words)) as raised:
         gym.make("LifelongOS-v0", **options)
     assert "\n" not in str(raised.value)
+
+
+def test_build_image_rootfs_refuses_a_used_folder_and_another_environment(tmp_path):
+    from click.testing import CliRunner
+
+    from lifelong_gym.cli import main
+
+    (tmp_path / "notes.txt").write_text("mine")
+    used = CliRunner().invoke(main, ["build-image", "os", "--rootfs", str(tmp_path)])
+    assert used.exit_code != 0 and "is not empty" in used.output
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+    other = CliRunner().invoke(main, ["build-image", "mysql", "--rootfs", str(tmp_path)])
+    assert other.exit_code != 0 and "--rootfs goes with `os`" in other.output
