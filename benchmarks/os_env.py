@@ -4,9 +4,12 @@
 - action: a command written to the persistent shell vs `exec_run` per command;
 - 100 shipped tasks replayed by the oracle: the environment vs the reference's loop
   (`docker run`, `exec_run` for the init, each action and the evaluation, then remove);
-- the engine's floor: bare containers started and removed, three at a time.
+- the engine's floor: bare containers started and removed, three at a time;
+- fresh sandboxes (a container with its two shells, created and removed) per second:
+  the OCI sandbox vs the Docker sandbox, interleaved;
+- the same 100 oracle tasks on the OCI sandbox, beside the Docker sandbox and the reference.
 
-Run: python benchmarks/os_env.py [--resets 40] [--actions 200] [--tasks 100]
+Run: python benchmarks/os_env.py [--resets 40] [--actions 200] [--tasks 100] [--fresh 20]
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import gymnasium as gym
 import lifelong_gym  # noqa: F401 (registers the ids)
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE
+from lifelong_gym.envs.os.oci import OciPool
 from lifelong_gym.envs.os.sandbox import ContainerPool, docker_client
 from lifelong_gym.envs.os.shell import Mode
 from lifelong_gym.envs.os.tasks import OSTask, ScriptItem, load_os_tasks
@@ -83,29 +87,36 @@ def bench_action(count: int) -> tuple[list[float], list[float]]:
         sandbox.run("true", Mode.PERSISTENT, timeout=10, limit=1000)
         shell.append(time.perf_counter() - start)
         start = time.perf_counter()
-        sandbox.container.exec_run(["bash", "-c", "true"])
+        sandbox.container.docker.exec_run(["bash", "-c", "true"])
         exec_run.append(time.perf_counter() - start)
     pool.close()
     return shell, exec_run
 
 
-def bench_oracle(client, count: int) -> tuple[float, float, int, int]:
-    """Seconds for `count` oracle tasks: the environment vs the reference's loop."""
-    env = gym.make("LifelongOS-v0", pool_size=3)
+def bench_env_oracle(count: int, sandbox: str) -> tuple[float, int]:
+    """Seconds for the first `count` oracle tasks in the environment, and how many it solved."""
+    env = gym.make("LifelongOS-v0", pool_size=3, sandbox=sandbox)
     tasks = env.unwrapped.tasks
-    indices = tasks.order[:count]
     agent = OracleAgent(tasks)
     solved = 0
     start = time.perf_counter()
-    for index in indices:
+    for index in tasks.order[:count]:
         env.reset(options={"task_index": index})
         done = False
         while not done:
             _, reward, terminated, truncated, _ = env.step(agent.act(env.unwrapped.session))
             done = terminated or truncated
         solved += reward == 1.0
-    ours = time.perf_counter() - start
+    seconds = time.perf_counter() - start
     env.close()
+    return seconds, solved
+
+
+def bench_oracle(client, count: int) -> tuple[float, float, int, int]:
+    """Seconds for `count` oracle tasks: the Docker sandbox vs the reference's loop."""
+    ours, solved = bench_env_oracle(count, "docker")
+    tasks = load_os_tasks()
+    indices = tasks.order[:count]
     reference_solved = 0
     start = time.perf_counter()
     for index in indices:
@@ -135,12 +146,30 @@ def bench_engine_floor(client, count: int, workers: int = 3) -> float:
     return time.perf_counter() - start
 
 
+def bench_fresh(count: int) -> dict[str, list[float]]:
+    """Seconds per fresh sandbox (created with its shells, then removed), OCI and Docker
+    interleaved so that the machine's load falls on both alike."""
+    pools = {"oci": OciPool(size=1), "docker": ContainerPool(DEFAULT_IMAGE, size=1)}
+    times: dict[str, list[float]] = {kind: [] for kind in pools}
+    try:
+        for _ in range(count):
+            for kind, pool in pools.items():
+                start = time.perf_counter()
+                pool.create().remove()
+                times[kind].append(time.perf_counter() - start)
+    finally:
+        for pool in pools.values():
+            pool.close()
+    return times
+
+
 def main() -> None:
     """Run the three measurements and print them side by side."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--resets", type=int, default=40)
     parser.add_argument("--actions", type=int, default=200)
     parser.add_argument("--tasks", type=int, default=100)
+    parser.add_argument("--fresh", type=int, default=20)
     args = parser.parse_args()
     client = docker_client()
     load_os_tasks()  # fail early on a broken install
@@ -149,6 +178,8 @@ def main() -> None:
     shell, exec_run = bench_action(args.actions)
     ours, theirs, solved, reference_solved = bench_oracle(client, args.tasks)
     floor = bench_engine_floor(client, args.tasks)
+    oci_seconds, oci_solved = bench_env_oracle(args.tasks, "oci")
+    fresh = bench_fresh(args.fresh)
 
     print(f"{'measure':<34}{'lifelong-gym':>16}{'reference way':>16}{'ratio':>10}")
     for name, mine, base in (
@@ -164,6 +195,16 @@ def main() -> None:
         f"engine floor: starting and removing {args.tasks} bare containers, 3 at a time, "
         f"takes {floor:.2f} s ({args.tasks / floor:.1f} containers/s)"
     )
+    print(f"\n{'OCI sandbox vs':<34}{'OCI':>16}{'other':>16}{'ratio':>10}")
+    for kind in ("min", "median"):
+        pick = min if kind == "min" else statistics.median
+        oci, docker = pick(fresh["oci"]), pick(fresh["docker"])
+        name = f"fresh sandboxes/s, {kind} (Docker)"
+        print(f"{name:<34}{1 / oci:>16.2f}{1 / docker:>16.2f}{docker / oci:>9.1f}x")
+    for name, other in (("Docker sandbox", ours), ("reference way", theirs)):
+        label = f"{args.tasks} oracle tasks (s) ({name})"
+        print(f"{label:<34}{oci_seconds:>16.2f}{other:>16.2f}{other / oci_seconds:>9.1f}x")
+    print(f"OCI oracle solved: {oci_solved}/{args.tasks}")
 
 
 if __name__ == "__main__":

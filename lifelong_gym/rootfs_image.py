@@ -47,25 +47,11 @@ def build_rootfs_image(
     """Build `recipe` as the image `name` (debootstrap + docker import) and return the name."""
     if not force and image_exists(name):
         return name
-    for tool in ("debootstrap", "docker"):
-        if shutil.which(tool) is None:
-            raise ImageBuildError(
-                f"`{tool}` is not installed; on Debian: apt-get install debootstrap docker.io"
-            )
+    if shutil.which("docker") is None:
+        raise ImageBuildError("`docker` is not installed; on Debian: apt-get install docker.io")
     with tempfile.TemporaryDirectory(prefix="lifelong-gym-rootfs-") as workdir:
         root = Path(workdir) / "rootfs"
-        command = [
-            "debootstrap",
-            "--variant=minbase",
-            f"--include={','.join(recipe.packages)}",
-            suite,
-            str(root),
-            mirror,
-        ]
-        _run(command, "debootstrap failed (run as root, with Debian's archive reachable)")
-        _trim(root, recipe.hostname)
-        if recipe.prepare is not None:
-            recipe.prepare(root)
+        debootstrap(root, recipe, suite=suite, mirror=mirror)
         changes = [arg for change in recipe.changes for arg in ("--change", change)]
         tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
         assert tar.stdout is not None
@@ -76,6 +62,26 @@ def build_rootfs_image(
         if tar.wait() != 0 or imported.returncode != 0:
             raise ImageBuildError(f"docker import failed: {imported.stderr.decode().strip()}")
     return name
+
+
+def debootstrap(root: Path, recipe: RootfsRecipe, *, suite: str, mirror: str) -> None:
+    """Install `recipe` into the empty or absent folder `root` (as root, needs debootstrap)."""
+    if shutil.which("debootstrap") is None:
+        raise ImageBuildError(
+            "`debootstrap` is not installed; on Debian: apt-get install debootstrap"
+        )
+    command = [
+        "debootstrap",
+        "--variant=minbase",
+        f"--include={','.join(recipe.packages)}",
+        suite,
+        str(root),
+        mirror,
+    ]
+    _run(command, "debootstrap failed (run as root, with Debian's archive reachable)")
+    _trim(root, recipe.hostname)
+    if recipe.prepare is not None:
+        recipe.prepare(root)
 
 
 def _trim(root: Path, hostname: str) -> None:

@@ -1,4 +1,5 @@
-"""LifelongOS-v0 on a real Docker engine: oracle runs, bad agent input, container hygiene."""
+"""LifelongOS-v0 on a real Docker engine and OCI runtime: oracle runs, bad agent input,
+container hygiene (the OCI sandbox's own hygiene is in test_os_oci.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import lifelong_gym  # noqa: F401 (registers the ids)
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.envs.os.actions import EMPTY_OUTPUT, OUTPUT_PREFIX
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE
+from lifelong_gym.envs.os.oci import OciPool, find_runtime
 from lifelong_gym.envs.os.sandbox import LABEL, SandboxError, docker_client
 from lifelong_gym.envs.os.tasks import SKILLS, load_os_tasks
 from lifelong_gym.session import SessionStatus
@@ -38,9 +40,25 @@ def client():
     return _engine()
 
 
+def sandbox_options(kind: str) -> dict:
+    """The environment arguments of a sandbox kind, or a skip where it cannot run here."""
+    if kind == "oci":
+        try:
+            find_runtime(None)
+        except SandboxError as error:
+            pytest.skip(str(error))
+    return {"sandbox": kind}
+
+
+@pytest.fixture(scope="module", params=["docker", "oci"])
+def sandbox(request, client) -> dict:
+    """Each test that takes it runs on both sandboxes: the Docker engine's and an OCI runtime's."""
+    return sandbox_options(request.param)
+
+
 @pytest.fixture(scope="module")
-def env(client):
-    environment = gym.make("LifelongOS-v0", pool_size=2, command_timeout=3)
+def env(sandbox):
+    environment = gym.make("LifelongOS-v0", pool_size=2, command_timeout=3, **sandbox)
     yield environment
     environment.close()
 
@@ -74,11 +92,11 @@ def test_shipped_set_covers_every_skill_and_its_order():
 
 
 def test_oracle_solves_the_whole_shipped_set(env):
-    # The full 300 tasks (about 100 s here, dominated by container creation).
+    # The full 300 tasks (about 100 s here with Docker, dominated by container creation).
     assert run_oracle(env, env.unwrapped.tasks.order) == []
 
 
-def test_oracle_solves_every_agentbench_task_the_loader_accepts(client, external_dir):
+def test_oracle_solves_every_agentbench_task_the_loader_accepts(sandbox, external_dir):
     files = sorted((external_dir / "agentbench/data/os_interaction/data").rglob("*.json"))
     accepted = skipped = 0
     for path in files:
@@ -91,7 +109,7 @@ def test_oracle_solves_every_agentbench_task_the_loader_accepts(client, external
         accepted += len(tasks)
         skipped += len(tasks.skipped)
         assert all(s.reason for s in tasks.skipped)
-        environment = gym.make("LifelongOS-v0", tasks=tasks, pool_size=2)
+        environment = gym.make("LifelongOS-v0", tasks=tasks, pool_size=2, **sandbox)
         try:
             assert run_oracle(environment, tasks.order) == [], path
         finally:
@@ -241,9 +259,13 @@ def test_checker_passes_gymnasium_env_checker(client):
         environment.close()
 
 
-def test_owner_pid_label_names_this_process(env, client):
+def test_the_containers_owner_is_this_process(env, client):
     env.reset(options={"task_index": 0})
-    mine = _containers(client, env.unwrapped.pool.run_id)
+    pool = env.unwrapped.pool
+    if isinstance(pool, OciPool):  # the run's folder names its owner
+        assert json.loads((pool.run_dir / "owner").read_text())["pid"] == os.getpid()
+        return
+    mine = _containers(client, pool.run_id)
     assert mine and all(c.attrs["Labels"][f"{LABEL}.pid"] == str(os.getpid()) for c in mine)
 
 

@@ -1,5 +1,6 @@
-"""Hostile replies in the OS sandbox, on a real Docker engine: the judge trusts nothing in the
-agent's container, timeouts end every process of the agent, and nothing is left behind.
+"""Hostile replies in the OS sandbox, on a real Docker engine and a real OCI runtime: the judge
+trusts nothing in the agent's container, timeouts end every process of the agent, and nothing
+is left behind.
 
 Each probe acts as an RL policy searching for a reward hack: doing nothing plus the attack
 must score 0, solving plus the attack must still score 1.
@@ -11,6 +12,7 @@ import pytest
 
 from lifelong_gym.envs.os import LifelongOSEnv
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE
+from lifelong_gym.envs.os.oci import OciPool, find_runtime
 from lifelong_gym.envs.os.sandbox import LABEL, docker_client
 from lifelong_gym.envs.os.tasks import AnswerCheck, Checker, OSTask, ScriptItem
 from lifelong_gym.tasks import TaskSet
@@ -66,18 +68,25 @@ echo 'PATH=/tmp/fake' >> /etc/environment
 """
 
 
-@pytest.fixture(scope="module")
-def env():
+@pytest.fixture(scope="module", params=["docker", "oci"])
+def env(request):
     try:
-        client = docker_client()
+        client = docker_client()  # the OCI sandbox's root file system is exported from its image
         client.images.get(DEFAULT_IMAGE)
-    except Exception as error:  # noqa: BLE001 - no engine or no image: skip with the reason
-        pytest.skip(f"no Docker engine with {DEFAULT_IMAGE}: {error}")
-    environment = LifelongOSEnv(TASKS, pool_size=2, command_timeout=3, max_turns=10)
-    run_id = environment.pool.run_id
+        if request.param == "oci":
+            find_runtime(None)
+    except Exception as error:  # noqa: BLE001 - no engine, image or runtime: skip with the reason
+        pytest.skip(f"no {request.param} sandbox with {DEFAULT_IMAGE}: {error}")
+    environment = LifelongOSEnv(
+        TASKS, sandbox=request.param, pool_size=2, command_timeout=3, max_turns=10
+    )
+    pool = environment.pool
     yield environment
     environment.close()
-    assert client.containers.list(all=True, filters={"label": f"{LABEL}={run_id}"}) == []
+    if isinstance(pool, OciPool):
+        assert not pool.run_dir.exists()
+    else:
+        assert client.containers.list(all=True, filters={"label": f"{LABEL}={pool.run_id}"}) == []
 
 
 def play(env: LifelongOSEnv, index: int, *scripts: str, end: str = "Act: finish"):
@@ -163,3 +172,31 @@ def test_the_judges_toolset_cannot_be_written_or_moved(env):
     assert reward == 1.0
     assert texts[1].count("Read-only file system") >= 3
     assert "Device or resource busy" in texts[1] or "Read-only" in texts[1]
+
+
+# Each line prints ESCAPED-... only if the attempt to reach past the container worked; the
+# attempts are harmless if they did (sysrq `h` prints its help, drop_caches empties caches).
+ESCAPES = """
+echo h > /proc/sysrq-trigger && echo ESCAPED-sysrq
+echo 3 > /proc/sys/vm/drop_caches && echo ESCAPED-proc-sys
+mount -t tmpfs x /mnt && echo ESCAPED-mount
+mount -o remount,rw /sys && echo ESCAPED-sys-rw
+for f in /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/memory.max; do
+    [ -e $f ] && echo 4000000000 > $f && echo ESCAPED-memory-limit
+done
+for f in /sys/fs/cgroup/pids/pids.max /sys/fs/cgroup/pids.max; do
+    [ -e $f ] && echo max > $f && echo ESCAPED-pids-limit
+done
+unshare -Urm true && echo ESCAPED-user-namespace
+[ "$(head -c 1 /proc/kcore 2>/dev/null | wc -c)" = 1 ] && echo ESCAPED-kcore
+timeout 2 bash -c 'echo > /dev/tcp/127.0.0.1/3306' 2>/dev/null && echo ESCAPED-host-loopback
+ls /sys/class/net
+"""
+
+
+@pytest.mark.timeout(300)
+def test_proc_sys_mount_and_network_do_not_reach_the_host(env):
+    reward, texts = play(env, FILE, ESCAPES)
+    assert reward == 0.0
+    assert "ESCAPED" not in texts[0], texts[0]
+    assert texts[0].rstrip().endswith("lo")  # the only network interface: its own loopback

@@ -1,4 +1,4 @@
-"""`LifelongOSEnv`: the benchmark's operating-system tasks in fresh Docker containers."""
+"""`LifelongOSEnv`: the benchmark's operating-system tasks in fresh containers (Docker or OCI)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from lifelong_gym.envs.os.actions import (
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 from lifelong_gym.envs.os.judge import judge, prepare
 from lifelong_gym.envs.os.prompt import opening_prompt
-from lifelong_gym.envs.os.sandbox import ContainerPool, Limits, Sandbox
+from lifelong_gym.envs.os.sandbox import ContainerPool, Limits, Sandbox, SandboxPool
 from lifelong_gym.envs.os.shell import CommandResult, Mode
 from lifelong_gym.envs.os.tasks import OSTask, load_os_tasks
 from lifelong_gym.errors import EnvArgumentError
@@ -63,6 +63,11 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
     - `tasks`: a shipped task-set name (default "default") or a task file path in our,
       the benchmark's or AgentBench's OS format.
     - `image`: the container image (build it: `lifelong-gym build-image os`).
+    - `sandbox`: "docker" (the default: containers of the Docker engine) or "oci" (a
+      container per task run by crun or runc with no daemon; see docs/os.md).
+    - `runtime`: the OCI runtime, "crun" or "runc" (default: crun, else runc).
+    - `rootfs`: the OCI sandbox's root file system folder (`lifelong-gym build-image os
+      --rootfs DIR`); without it, `image` is exported from Docker once.
     - `pool_size`: containers kept warm ahead of need.
     - `shell`: "persistent" (one bash per task: `cd` and variables persist) or "bash-c"
       (each action in a new `bash -c`, exactly as the reference).
@@ -101,6 +106,9 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
         tasks: str | Path | TaskSet[OSTask] | None = None,
         *,
         image: str = DEFAULT_IMAGE,
+        sandbox: str = "docker",
+        runtime: str | None = None,
+        rootfs: str | Path | None = None,
         pool_size: int = 2,
         shell: str = "persistent",
         command_timeout: float = 20.0,
@@ -112,6 +120,10 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
         action_format: str = "text",
         reward: str = "binary",
     ):
+        if sandbox not in ("docker", "oci"):
+            raise EnvArgumentError(f"sandbox must be 'docker' or 'oci', got {sandbox!r}")
+        if sandbox == "docker" and (runtime is not None or rootfs is not None):
+            raise EnvArgumentError("runtime= and rootfs= apply to sandbox='oci' only")
         if shell not in ("persistent", "bash-c"):
             raise EnvArgumentError(f"shell must be 'persistent' or 'bash-c', got {shell!r}")
         if command_timeout <= 0:
@@ -128,7 +140,15 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
         self.command_timeout = command_timeout
         self.max_output_length = max_output_length
         self.restrict_commands = restrict_commands
-        self.pool = ContainerPool(image, size=pool_size, limits=Limits(network=network))
+        limits = Limits(network=network)
+        if sandbox == "oci":
+            from lifelong_gym.envs.os.oci import OciPool
+
+            self.pool: SandboxPool = OciPool(
+                rootfs, image=image, runtime=runtime, size=pool_size, limits=limits
+            )
+        else:
+            self.pool = ContainerPool(image, size=pool_size, limits=limits)
         self.sandbox: Sandbox | None = None
         self.answer: str | None = None
 

@@ -18,11 +18,11 @@ import uuid
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from lifelong_gym.docker_engine import docker_client
 from lifelong_gym.envs.os.reaper import FUNCTIONS, kill_command, parse_pids
-from lifelong_gym.envs.os.shell import CommandResult, Mode, ShellSession
+from lifelong_gym.envs.os.shell import Channel, CommandResult, DockerChannel, Mode, ShellSession
 from lifelong_gym.envs.os.toolset import TOOLSET_ROOT, TRUSTED_BASH, ensure_toolset
 from lifelong_gym.errors import EnvArgumentError, SandboxError
 from lifelong_gym.processes import process_alive
@@ -57,6 +57,39 @@ class Limits:
     network: bool = False
 
 
+class Container(Protocol):
+    """A running container of either sandbox kind (Docker, OCI runtime)."""
+
+    id: str
+
+    def exec(self, argv: list[str], environment: dict[str, str] | None) -> Channel:
+        """Start a program in the container, attached (None: the container's environment)."""
+
+    def restart(self) -> None:
+        """End every process and start PID 1 again; the files stay."""
+
+    def remove(self) -> None:
+        """Remove the container and everything it holds (its processes, its files)."""
+
+
+class DockerContainer:
+    """A container of the Docker engine."""
+
+    def __init__(self, client: Any, container: Any):
+        self.client = client
+        self.docker = container
+        self.id: str = container.id
+
+    def exec(self, argv: list[str], environment: dict[str, str] | None) -> Channel:
+        return DockerChannel(self.client, self.id, argv, environment)
+
+    def restart(self) -> None:
+        self.docker.restart(timeout=0)
+
+    def remove(self) -> None:
+        self.docker.remove(force=True)
+
+
 @dataclass
 class Sandbox:
     """One container, the bash session the agent types into, and one for the judge.
@@ -66,8 +99,7 @@ class Sandbox:
     which runs only toolset programs and is the one that ends the agent's processes.
     """
 
-    client: Any
-    container: Any
+    container: Container
     shell: ShellSession
     judge: ShellSession | None = None
     limits: Limits = field(default_factory=Limits)
@@ -113,17 +145,17 @@ class Sandbox:
         if self.judge is not None:
             self.judge.close()
             self.judge = None
-        self.container.restart(timeout=0)
+        self.container.restart()
         self.baseline = frozenset()
-        self.shell = ShellSession(self.client, self.container.id)
+        self.shell = ShellSession(self.container.exec)
 
     def _new_shell(self, *, trusted: bool = False) -> ShellSession:
         try:
-            shell = ShellSession(self.client, self.container.id, trusted=trusted)
+            shell = ShellSession(self.container.exec, trusted=trusted)
         except Exception:  # the container stopped, or no process slot is free: revive it
-            self.container.restart(timeout=0)
+            self.container.restart()
             self.baseline = frozenset()
-            shell = ShellSession(self.client, self.container.id, trusted=trusted)
+            shell = ShellSession(self.container.exec, trusted=trusted)
         if trusted:
             shell.run(FUNCTIONS, Mode.PERSISTENT, timeout=30, limit=1000)
         return shell
@@ -156,12 +188,24 @@ class Sandbox:
         if self.judge is not None:
             self.judge.close()
         try:
-            self.container.remove(force=True)
+            self.container.remove()
         except Exception as error:  # already gone
             logger.debug("removing %s: %s", self.container.id[:12], error)
 
 
-_LIVE_POOLS: weakref.WeakSet[ContainerPool] = weakref.WeakSet()
+def start_shells(container: Container, limits: Limits) -> Sandbox:
+    """The sandbox of a new container: the agent's shell and the judge's, started now."""
+    try:
+        shell = ShellSession(container.exec)
+        judge = ShellSession(container.exec, trusted=True)
+        judge.run(FUNCTIONS, Mode.PERSISTENT, timeout=30, limit=1000)
+    except BaseException:
+        container.remove()
+        raise
+    return Sandbox(container, shell, judge, limits)
+
+
+_LIVE_POOLS: weakref.WeakSet[SandboxPool] = weakref.WeakSet()
 
 
 @atexit.register
@@ -170,51 +214,42 @@ def _close_live_pools() -> None:
         pool.close()
 
 
-class ContainerPool:
-    """Containers created ahead of need, each used for one task and then removed."""
+class SandboxPool:
+    """Sandboxes created ahead of need, each used for one task and then removed.
 
-    def __init__(
-        self,
-        image: str,
-        *,
-        size: int = 2,
-        limits: Limits | None = None,
-        client: Any = None,
-    ):
+    A subclass makes one sandbox (`create`) and removes all of its run (`_remove_all`);
+    it calls `_start_making()` at the end of its `__init__`.
+    """
+
+    def __init__(self, *, size: int, limits: Limits | None):
         if size < 1:
             raise EnvArgumentError(f"pool_size must be at least 1, got {size}")
-        self.image = image
         self.size = size
         self.limits = limits or Limits()
-        self.client = client or docker_client()
         self.run_id = uuid.uuid4().hex
         self._ready: queue.Queue[Sandbox | BaseException] = queue.Queue()
         self._lock = threading.Lock()
         self._closed = False
-        self._storage_ok = True
-        self._check_image()
-        remove_leftovers(self.client)
-        self.toolset = ensure_toolset(self.client, image, self._labels())
-        self._makers = ThreadPoolExecutor(size, thread_name_prefix="lifelong-os-create")
+
+    def _start_making(self) -> None:
+        self._makers = ThreadPoolExecutor(self.size, thread_name_prefix="lifelong-os-create")
         self._removers = ThreadPoolExecutor(2, thread_name_prefix="lifelong-os-remove")
-        for _ in range(size):
+        for _ in range(self.size):
             self._makers.submit(self._make)
         _LIVE_POOLS.add(self)
 
-    def _check_image(self) -> None:
-        try:
-            self.client.images.get(self.image)
-        except Exception:
-            raise SandboxError(
-                f"the image {self.image!r} is not in the Docker engine; "
-                + BUILD_HINT.format(image=self.image)
-            ) from None
+    def create(self) -> Sandbox:
+        """Start one new sandbox now, its shells ready (the caller removes it)."""
+        raise NotImplementedError
+
+    def _remove_all(self) -> None:
+        raise NotImplementedError
 
     def _make(self) -> None:
         if self._closed:
             return
         try:
-            sandbox = self._create()
+            sandbox = self.create()
         except BaseException as error:
             self._ready.put(error)
             return
@@ -224,49 +259,6 @@ class ContainerPool:
                 self._ready.put(sandbox)
         if closed:
             sandbox.remove()
-
-    def _create(self) -> Sandbox:
-        from docker.types import Ulimit
-
-        limits = self.limits
-        options: dict[str, Any] = {
-            "command": [TRUSTED_BASH, "-c", KEEPER],
-            "detach": True,
-            "labels": self._labels(),
-            "volumes": {self.toolset: {"bind": TOOLSET_ROOT, "mode": "ro"}},
-            "mem_limit": limits.memory,
-            "memswap_limit": limits.memory,
-            "pids_limit": limits.pids,
-            "nano_cpus": int(limits.cpus * 1e9),
-            "ulimits": [Ulimit(name="fsize", soft=limits.file_size, hard=limits.file_size)],
-            "hostname": "lifelong-os",
-            "extra_hosts": {"lifelong-os": "127.0.0.1"},
-        }
-        if not limits.network:
-            options["network_mode"] = "none"
-        if limits.storage and self._storage_ok:
-            try:
-                container = self.client.containers.run(
-                    self.image, storage_opt={"size": limits.storage}, **options
-                )
-            except Exception as error:
-                if "storage" not in str(error).lower() and "quota" not in str(error).lower():
-                    raise
-                self._storage_ok = False  # this driver has no quota: the timeout bounds disk use
-                container = self.client.containers.run(self.image, **options)
-        else:
-            container = self.client.containers.run(self.image, **options)
-        try:
-            shell = ShellSession(self.client, container.id)
-            judge = ShellSession(self.client, container.id, trusted=True)
-            judge.run(FUNCTIONS, Mode.PERSISTENT, timeout=30, limit=1000)
-        except BaseException:
-            container.remove(force=True)
-            raise
-        return Sandbox(self.client, container, shell, judge, limits)
-
-    def _labels(self) -> dict[str, str]:
-        return {LABEL: self.run_id, LABEL_PID: str(os.getpid()), LABEL_HOST: socket.gethostname()}
 
     def acquire(self, timeout: float = 120) -> Sandbox:
         """A ready sandbox (waiting for one if the pool is empty); a new one is started."""
@@ -300,8 +292,77 @@ class ContainerPool:
             item = self._ready.get_nowait()
             if isinstance(item, Sandbox):
                 item.remove()
-        remove_containers(self.client, {"label": f"{LABEL}={self.run_id}"})
+        self._remove_all()
         _LIVE_POOLS.discard(self)
+
+
+class ContainerPool(SandboxPool):
+    """The Docker sandbox: containers of the engine, labelled with their run."""
+
+    def __init__(
+        self,
+        image: str,
+        *,
+        size: int = 2,
+        limits: Limits | None = None,
+        client: Any = None,
+    ):
+        super().__init__(size=size, limits=limits)
+        self.image = image
+        self.client = client or docker_client()
+        self._storage_ok = True
+        self._check_image()
+        remove_leftovers(self.client)
+        self.toolset = ensure_toolset(self.client, image, self._labels())
+        self._start_making()
+
+    def _check_image(self) -> None:
+        try:
+            self.client.images.get(self.image)
+        except Exception:
+            raise SandboxError(
+                f"the image {self.image!r} is not in the Docker engine; "
+                + BUILD_HINT.format(image=self.image)
+            ) from None
+
+    def create(self) -> Sandbox:
+        from docker.types import Ulimit
+
+        limits = self.limits
+        options: dict[str, Any] = {
+            "command": [TRUSTED_BASH, "-c", KEEPER],
+            "detach": True,
+            "labels": self._labels(),
+            "volumes": {self.toolset: {"bind": TOOLSET_ROOT, "mode": "ro"}},
+            "mem_limit": limits.memory,
+            "memswap_limit": limits.memory,
+            "pids_limit": limits.pids,
+            "nano_cpus": int(limits.cpus * 1e9),
+            "ulimits": [Ulimit(name="fsize", soft=limits.file_size, hard=limits.file_size)],
+            "hostname": "lifelong-os",
+            "extra_hosts": {"lifelong-os": "127.0.0.1"},
+        }
+        if not limits.network:
+            options["network_mode"] = "none"
+        if limits.storage and self._storage_ok:
+            try:
+                container = self.client.containers.run(
+                    self.image, storage_opt={"size": limits.storage}, **options
+                )
+            except Exception as error:
+                if "storage" not in str(error).lower() and "quota" not in str(error).lower():
+                    raise
+                self._storage_ok = False  # this driver has no quota: the timeout bounds disk use
+                container = self.client.containers.run(self.image, **options)
+        else:
+            container = self.client.containers.run(self.image, **options)
+        return start_shells(DockerContainer(self.client, container), limits)
+
+    def _labels(self) -> dict[str, str]:
+        return {LABEL: self.run_id, LABEL_PID: str(os.getpid()), LABEL_HOST: socket.gethostname()}
+
+    def _remove_all(self) -> None:
+        remove_containers(self.client, {"label": f"{LABEL}={self.run_id}"})
 
 
 def remove_containers(client: Any, filters: dict[str, Any]) -> int:
@@ -337,5 +398,3 @@ def _remove(client: Any, ids: list[str]) -> int:
         for container_id in ids:
             remove(container_id)
     return len(ids)
-
-    return True

@@ -1,23 +1,27 @@
-"""A bash session inside a container, driven through an attached exec socket.
+"""A bash session inside a sandbox, driven through an attached exec stream.
 
 Writing a command to a bash that is already running answers in well under a
 millisecond, where a fresh `exec` per command costs tens of milliseconds. Each command
 is sent as one line that ends by printing a random marker and the exit status, so the
-reader knows where the output ends without waiting for the stream to close. The bash is
+reader knows where the output ends without waiting for the stream to close. The stream
+is a Docker exec socket or the pipes of an OCI runtime's `exec`. The bash is
 the judge's toolset's own (read-only, see toolset.py), so an agent that replaced
 /usr/bin/bash still gets a shell; its commands find the container's programs on its PATH.
 """
 
 from __future__ import annotations
 
+import os
 import secrets
 import select
 import socket
 import struct
+import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 from lifelong_gym.envs.os.toolset import EMPTY_FILE, JUDGE_ENVIRONMENT, TRUSTED_BASH
 from lifelong_gym.truncation import truncate_stream
@@ -108,102 +112,43 @@ class _Capture:
         return truncate_stream(head, tail, limit, dropped=self.dropped)
 
 
-class ShellSession:
-    """One bash process in a container, fed commands over an attached exec socket.
+class Channel(Protocol):
+    """A byte stream to one process in a sandbox: its standard input, and its merged output."""
 
-    A `trusted` shell (the judge's) sees only toolset programs (JUDGE_ENVIRONMENT) and
-    reads the toolset's empty file as input, not the container's /dev/null.
-    """
+    def send(self, data: bytes) -> None:
+        """Write to the process's input (OSError once it is gone)."""
 
-    def __init__(self, client: Any, container_id: str, *, trusted: bool = False):
-        self.client = client
-        self.container_id = container_id
-        self.environment = JUDGE_ENVIRONMENT if trusted else None
-        self.stdin = EMPTY_FILE if trusted else "/dev/null"
-        self.pid: int | None = None
-        self._socket: socket.socket | None = None
-        self._pending = b""  # raw stream bytes not yet split into frames
-        self._start()
+    def receive(self, timeout: float) -> bytes | None:
+        """The next output (b"" after `timeout` seconds of silence, None at its end)."""
 
-    @property
-    def alive(self) -> bool:
-        """Whether the shell can take a command."""
-        return self._socket is not None
+    def end_input(self) -> None:
+        """Close the process's input: a bash reading it sees the end and exits."""
 
-    def _start(self) -> None:
-        exec_id = self.client.api.exec_create(
-            self.container_id,
-            [TRUSTED_BASH, "--noprofile", "--norc"],
-            stdin=True,
-            tty=False,
-            environment=self.environment,
+    def close(self) -> None:
+        """Let go of the stream (the process itself is not killed)."""
+
+
+# Starts a program in the sandbox with an environment (None: the sandbox's own).
+Starter = Callable[[list[str], "dict[str, str] | None"], Channel]
+
+
+class DockerChannel:
+    """An attached `docker exec` socket, its output split from the engine's stream frames."""
+
+    def __init__(
+        self, client: Any, container_id: str, argv: list[str], environment: dict[str, str] | None
+    ):
+        exec_id = client.api.exec_create(
+            container_id, argv, stdin=True, tty=False, environment=environment
         )["Id"]
-        stream = self.client.api.exec_start(exec_id, socket=True)
-        self._socket = stream._sock
-        self._stream = stream  # keep the wrapper alive, or its socket is closed
-        self._pending = b""
-        result = self.run("echo $$", Mode.PERSISTENT, timeout=30, limit=100)
-        if result.exit_code != 0 or not result.output.strip().isdigit():
-            self.close()
-            raise RuntimeError(f"the container's shell did not start: {result.output!r}")
-        self.pid = int(result.output.strip())
+        self._stream = client.api.exec_start(exec_id, socket=True)  # keeps its socket open
+        self._socket: socket.socket = self._stream._sock
+        self._pending = b""  # raw stream bytes not yet split into frames
 
-    def run(
-        self,
-        script: str,
-        mode: Mode,
-        *,
-        timeout: float,
-        limit: int,
-        args: tuple[str, ...] = (),
-    ) -> CommandResult:
-        """Run `script`; output beyond `limit` characters keeps its head and tail."""
-        if self._socket is None:
-            self._start()
-        assert self._socket is not None
-        marker = secrets.token_hex(8).encode()
-        status = _STATUS.format(marker=marker.decode())
-        line = f"{command_line(script, mode, args, self.stdin)}; {status}\n"
-        capture = _Capture(max(limit, 1) * 4)
-        try:
-            self._socket.sendall(line.encode())
-        except OSError:
-            self._drop_socket()
-            return CommandResult("", None, shell_lost=True)
-        return self._read_until(marker, capture, time.monotonic() + timeout, limit)
+    def send(self, data: bytes) -> None:
+        self._socket.sendall(data)
 
-    def _read_until(
-        self, marker: bytes, capture: _Capture, deadline: float, limit: int
-    ) -> CommandResult:
-        assert self._socket is not None
-        needle = b"\n" + marker + b":"
-        window = b""  # the unflushed end of the output, where the marker may begin
-        while True:
-            end = window.find(needle)
-            if end >= 0 and window.find(b"\n", end + len(needle)) >= 0:
-                status_end = window.find(b"\n", end + len(needle))
-                capture.add(window[:end])
-                code, _, pids = window[end + len(needle) : status_end].partition(b":")
-                processes = int(pids) if pids.strip().isdigit() else None
-                return CommandResult(capture.text(limit), int(code), processes=processes)
-            keep = len(needle) + 32
-            if len(window) > keep:
-                capture.add(window[:-keep])
-                window = window[-keep:]
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                capture.add(window)
-                return CommandResult(capture.text(limit), None, timed_out=True)
-            chunk = self._receive(remaining)
-            if chunk is None:
-                capture.add(window)
-                self._drop_socket()
-                return CommandResult(capture.text(limit), None, shell_lost=True)
-            window += chunk
-
-    def _receive(self, timeout: float) -> bytes | None:
-        """The payload of the next frames (b"" on a timeout, None when the stream ended)."""
-        assert self._socket is not None
+    def receive(self, timeout: float) -> bytes | None:
         while True:
             if len(self._pending) >= _FRAME_HEADER.size:
                 _, size = _FRAME_HEADER.unpack_from(self._pending)
@@ -222,25 +167,148 @@ class ShellSession:
                 return None
             self._pending += data
 
-    def _drop_socket(self) -> None:
+    def end_input(self) -> None:
+        self._socket.shutdown(socket.SHUT_WR)
+
+    def close(self) -> None:
         # shutdown, not just close: the stream wrapper holds the descriptor open, and an
         # unread stream stalls the engine's other execs in this container
-        if self._socket is not None:
-            for end in (lambda: self._socket.shutdown(socket.SHUT_RDWR), self._socket.close):
-                try:
-                    end()
-                except OSError:
-                    pass
-            self._stream.close()
-        self._socket = None
+        for end in (lambda: self._socket.shutdown(socket.SHUT_RDWR), self._socket.close):
+            try:
+                end()
+            except OSError:
+                pass
+        self._stream.close()
+
+
+class ProcessChannel:
+    """The pipes of a host process that runs a program in a sandbox (`crun exec`, ...)."""
+
+    def __init__(self, argv: list[str]):
+        self._process = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
+        assert self._process.stdin is not None and self._process.stdout is not None
+        self._input, self._output = self._process.stdin, self._process.stdout
+
+    def send(self, data: bytes) -> None:
+        self._input.write(data)
+        self._input.flush()
+
+    def receive(self, timeout: float) -> bytes | None:
+        ready, _, _ = select.select([self._output], [], [], max(timeout, 0))
+        if not ready:
+            return b""
+        try:
+            return os.read(self._output.fileno(), 1 << 16) or None
+        except OSError:
+            return None
+
+    def end_input(self) -> None:
+        self._input.close()
+
+    def close(self) -> None:
+        for stream in (self._input, self._output):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        self._process.poll()  # reaped now if it ended, else by `subprocess` later
+
+
+class ShellSession:
+    """One bash process in a sandbox, fed commands over a `Channel`.
+
+    A `trusted` shell (the judge's) sees only toolset programs (JUDGE_ENVIRONMENT) and
+    reads the toolset's empty file as input, not the container's /dev/null.
+    """
+
+    def __init__(self, start: Starter, *, trusted: bool = False):
+        self._starter = start
+        self.environment = JUDGE_ENVIRONMENT if trusted else None
+        self.stdin = EMPTY_FILE if trusted else "/dev/null"
+        self.pid: int | None = None
+        self._channel: Channel | None = None
+        self._start()
+
+    @property
+    def alive(self) -> bool:
+        """Whether the shell can take a command."""
+        return self._channel is not None
+
+    def _start(self) -> None:
+        self._channel = self._starter([TRUSTED_BASH, "--noprofile", "--norc"], self.environment)
+        result = self.run("echo $$", Mode.PERSISTENT, timeout=30, limit=100)
+        if result.exit_code != 0 or not result.output.strip().isdigit():
+            self.close()
+            raise RuntimeError(f"the container's shell did not start: {result.output!r}")
+        self.pid = int(result.output.strip())
+
+    def run(
+        self,
+        script: str,
+        mode: Mode,
+        *,
+        timeout: float,
+        limit: int,
+        args: tuple[str, ...] = (),
+    ) -> CommandResult:
+        """Run `script`; output beyond `limit` characters keeps its head and tail."""
+        if self._channel is None:
+            self._start()
+        assert self._channel is not None
+        marker = secrets.token_hex(8).encode()
+        status = _STATUS.format(marker=marker.decode())
+        line = f"{command_line(script, mode, args, self.stdin)}; {status}\n"
+        capture = _Capture(max(limit, 1) * 4)
+        try:
+            self._channel.send(line.encode())
+        except OSError:
+            self._drop_channel()
+            return CommandResult("", None, shell_lost=True)
+        return self._read_until(marker, capture, time.monotonic() + timeout, limit)
+
+    def _read_until(
+        self, marker: bytes, capture: _Capture, deadline: float, limit: int
+    ) -> CommandResult:
+        assert self._channel is not None
+        needle = b"\n" + marker + b":"
+        window = b""  # the unflushed end of the output, where the marker may begin
+        while True:
+            end = window.find(needle)
+            if end >= 0 and window.find(b"\n", end + len(needle)) >= 0:
+                status_end = window.find(b"\n", end + len(needle))
+                capture.add(window[:end])
+                code, _, pids = window[end + len(needle) : status_end].partition(b":")
+                processes = int(pids) if pids.strip().isdigit() else None
+                return CommandResult(capture.text(limit), int(code), processes=processes)
+            keep = len(needle) + 32
+            if len(window) > keep:
+                capture.add(window[:-keep])
+                window = window[-keep:]
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                capture.add(window)
+                return CommandResult(capture.text(limit), None, timed_out=True)
+            chunk = self._channel.receive(remaining)
+            if chunk is None:
+                capture.add(window)
+                self._drop_channel()
+                return CommandResult(capture.text(limit), None, shell_lost=True)
+            window += chunk
+
+    def _drop_channel(self) -> None:
+        if self._channel is not None:
+            self._channel.close()
+        self._channel = None
         self.pid = None
 
     def close(self) -> None:
         """End the bash (its background jobs stay) and close the connection."""
-        if self._socket is not None:
+        if self._channel is not None:
             try:
-                self._socket.sendall(b"\nexit 0\n")
-                self._socket.shutdown(socket.SHUT_WR)
+                self._channel.send(b"\nexit 0\n")
+                self._channel.end_input()
             except OSError:
                 pass
-        self._drop_socket()
+        self._drop_channel()

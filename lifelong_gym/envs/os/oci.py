@@ -1,0 +1,346 @@
+"""The OCI sandbox: a fresh container per task, run by crun (or runc) with no daemon.
+
+Each container is an OCI bundle: a new overlay (an empty upper layer on the read-only root
+file system), the runtime's namespaces (pid, mount, network, ipc, uts, cgroup), no network,
+the judge's toolset mounted read-only at /.lgj, and the Docker sandbox's limits as the
+bundle's `linux.resources` (memory without swap, processes, CPU) and rlimits (file size).
+Shells are `RUNTIME exec` processes whose pipes carry the same protocol as Docker's exec
+sockets. The runtime starts a container in tens of milliseconds, where the engine takes
+hundreds. The host's state of a run is kept and swept by `oci_state`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import resource
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from lifelong_gym.envs.os.image import DEFAULT_IMAGE, IMAGE_CHANGES
+from lifelong_gym.envs.os.oci_rootfs import ensure_dir_toolset, resolve_rootfs
+from lifelong_gym.envs.os.oci_state import (
+    CGROUP_PARENT,
+    CGROUP_ROOT,
+    STATE_ROOT,
+    claim_run,
+    delete_container,
+    mount_overlay,
+    remove_cgroup,
+    remove_run,
+    sweep_dead_runs,
+    unmount,
+)
+from lifelong_gym.envs.os.sandbox import KEEPER, Limits, Sandbox, SandboxPool, start_shells
+from lifelong_gym.envs.os.shell import Channel, ProcessChannel
+from lifelong_gym.envs.os.toolset import TOOLSET_ROOT, TRUSTED_BASH
+from lifelong_gym.errors import EnvArgumentError, SandboxError
+
+logger = logging.getLogger(__name__)
+
+RUNTIMES = ("crun", "runc")
+CONTROLLERS = ("memory", "pids", "cpu")
+HOSTNAME = "lifelong-os"
+# The image's environment (its ENV settings), as `docker exec` gives it
+ENVIRONMENT = {
+    **dict(c[4:].split("=", 1) for c in IMAGE_CHANGES if c.startswith("ENV ")),
+    "HOSTNAME": HOSTNAME,
+    "HOME": "/root",
+}
+HOSTS = f"127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost\n127.0.0.1\t{HOSTNAME}\n"
+# Docker's default capabilities: no CAP_SYS_ADMIN, so no mount, umount or remount of /.lgj
+CAPABILITIES = [
+    f"CAP_{name}"
+    for name in (
+        "CHOWN DAC_OVERRIDE FSETID FOWNER MKNOD NET_RAW SETGID SETUID SETFCAP SETPCAP "
+        "NET_BIND_SERVICE SYS_CHROOT KILL AUDIT_WRITE"
+    ).split()
+]
+MASKED_PATHS = [
+    "/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+    "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi",
+    "/sys/firmware", "/sys/devices/virtual/powercap",
+]  # fmt: skip
+READONLY_PATHS = ["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"]
+# What Docker's seccomp profile refuses a container without CAP_SYS_ADMIN, among the calls
+# that can reach past the container: new namespaces, the kernel's keyring, modules, BPF.
+DENIED_CALLS = [
+    "unshare", "setns", "mount", "umount2", "pivot_root", "keyctl", "add_key",
+    "request_key", "bpf", "perf_event_open", "userfaultfd", "open_by_handle_at",
+    "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
+    "swapon", "swapoff", "reboot", "acct", "quotactl", "lookup_dcookie",
+]  # fmt: skip
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
+def memory_bytes(text: str) -> int:
+    """Docker's memory notation ("512m", "2g", "1048576") in bytes."""
+    number, unit = text.strip().lower(), ""
+    if number and number[-1] in _UNITS:
+        number, unit = number[:-1], number[-1]
+    try:
+        return int(float(number) * _UNITS[unit])
+    except ValueError:
+        raise EnvArgumentError(f"memory limit {text!r} is not like '512m' or '2g'") from None
+
+
+def find_runtime(name: str | None) -> str:
+    """The runtime program: `name` ("crun" or "runc"), or crun else runc when None.
+
+    crun refuses a hybrid cgroup layout whose v2 part holds controllers; there runc
+    (which handles it) is chosen, and asking for crun is an error that says so.
+    """
+    if name is not None and name not in RUNTIMES:
+        raise EnvArgumentError(f"runtime must be one of {', '.join(RUNTIMES)}, got {name!r}")
+    unified = CGROUP_ROOT / "unified/cgroup.controllers"
+    hybrid = unified.exists() and unified.read_text().split()
+    if name == "crun" and hybrid:
+        raise SandboxError(
+            f"crun cannot run here: this host's cgroups are hybrid and their v2 part holds "
+            f"controllers ({' '.join(hybrid)}); use runtime='runc'"
+        )
+    candidates = [name] if name else [r for r in RUNTIMES if not (hybrid and r == "crun")]
+    for candidate in candidates:
+        path = shutil.which(candidate)
+        if path is not None:
+            return path
+    wanted = " or ".join(candidates)
+    raise SandboxError(
+        f"the OCI sandbox needs the {wanted} runtime; on Debian: apt-get install " + candidates[0]
+    )
+
+
+def check_host() -> None:
+    """Refuse to start where the limits cannot be enforced, or without root."""
+    if os.geteuid() != 0:
+        raise SandboxError(
+            "the OCI sandbox runs as root (it mounts each task's overlay); run as root, "
+            "or use sandbox='docker'"
+        )
+    if (CGROUP_ROOT / "cgroup.controllers").exists():  # cgroup v2
+        present = set((CGROUP_ROOT / "cgroup.controllers").read_text().split())
+    else:  # cgroup v1: one hierarchy per controller
+        present = {c for c in CONTROLLERS if (CGROUP_ROOT / c / "cgroup.procs").exists()}
+        if (
+            "memory" in present
+            and not (CGROUP_ROOT / "memory/memory.memsw.limit_in_bytes").exists()
+        ):
+            present.discard("memory")  # no swap accounting: memory without swap is not enforced
+    missing = [c for c in CONTROLLERS if c not in present]
+    if missing:
+        raise SandboxError(
+            f"the OCI sandbox cannot enforce its limits: no usable cgroup controller for "
+            f"{', '.join(missing)} under {CGROUP_ROOT} (mount cgroup v2 with them, or use "
+            "sandbox='docker')"
+        )
+
+
+def bundle_config(
+    root: Path, toolset: Path, limits: Limits, *, args: list[str], toolset_writable: bool = False
+) -> dict[str, Any]:
+    """The OCI runtime configuration of one container."""
+    memory = memory_bytes(limits.memory)
+    open_files = resource.getrlimit(resource.RLIMIT_NOFILE)[1]  # the host's, as Docker gives
+    namespaces = ["pid", "mount", "ipc", "uts", "cgroup"] + ([] if limits.network else ["network"])
+    sysfs = (
+        {"destination": "/sys", "type": "sysfs", "source": "sysfs"}
+        if not limits.network  # sysfs needs the container's own network namespace
+        else {"destination": "/sys", "type": "bind", "source": "/sys", "options": ["rbind"]}
+    )
+    sysfs["options"] = [*sysfs.get("options", []), "nosuid", "noexec", "nodev", "ro"]
+    return {
+        "ociVersion": "1.0.2",
+        "process": {
+            "terminal": False,
+            "user": {"uid": 0, "gid": 0},
+            "args": args,
+            "env": [f"{key}={value}" for key, value in ENVIRONMENT.items()],
+            "cwd": "/root",
+            "capabilities": {kind: CAPABILITIES for kind in ("bounding", "effective", "permitted")},
+            "rlimits": [
+                {"type": "RLIMIT_FSIZE", "hard": limits.file_size, "soft": limits.file_size},
+                {"type": "RLIMIT_NOFILE", "hard": open_files, "soft": open_files},
+            ],
+        },
+        "root": {"path": str(root), "readonly": False},
+        "hostname": HOSTNAME,
+        "mounts": [
+            {"destination": "/proc", "type": "proc", "source": "proc"},
+            {
+                "destination": "/dev",
+                "type": "tmpfs",
+                "source": "tmpfs",
+                "options": ["nosuid", "strictatime", "mode=755", "size=65536k"],
+            },
+            {
+                "destination": "/dev/pts",
+                "type": "devpts",
+                "source": "devpts",
+                "options": ["nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"],
+            },
+            {
+                "destination": "/dev/shm",
+                "type": "tmpfs",
+                "source": "shm",
+                "options": ["nosuid", "noexec", "nodev", "mode=1777", "size=65536k"],
+            },
+            {"destination": "/dev/mqueue", "type": "mqueue", "source": "mqueue"},
+            sysfs,
+            {
+                "destination": "/sys/fs/cgroup",
+                "type": "cgroup",
+                "source": "cgroup",
+                "options": ["nosuid", "noexec", "nodev", "relatime", "ro"],
+            },
+            {
+                "destination": TOOLSET_ROOT,
+                "type": "bind",
+                "source": str(toolset),
+                "options": ["rbind", "nosuid", "nodev", "rw" if toolset_writable else "ro"],
+            },
+        ],
+        "linux": {
+            "namespaces": [{"type": kind} for kind in namespaces],
+            "cgroupsPath": f"/{CGROUP_PARENT}/{root.parent.name}",
+            "resources": {
+                "memory": {"limit": memory, "swap": memory},
+                "pids": {"limit": limits.pids},
+                "cpu": {"quota": int(limits.cpus * 100_000), "period": 100_000},
+                "devices": [{"allow": False, "access": "rwm"}],
+            },
+            "maskedPaths": MASKED_PATHS,
+            "readonlyPaths": READONLY_PATHS,
+            "seccomp": {
+                "defaultAction": "SCMP_ACT_ALLOW",
+                "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"],
+                "syscalls": [{"names": DENIED_CALLS, "action": "SCMP_ACT_ERRNO", "errnoRet": 1}],
+            },
+        },
+    }
+
+
+class OciContainer:
+    """One container of an OCI runtime, in its own folder of the run.
+
+    The folder holds the bundle (config.json), the overlay's upper and work layers, and
+    `rootfs`, where the overlay is mounted; removing the container removes the folder.
+    """
+
+    def __init__(
+        self, runtime: str, state: Path, folder: Path, lower: Path, config: dict[str, Any]
+    ):
+        self.runtime = runtime
+        self.state = state
+        self.folder = folder
+        self.id = folder.name
+        for layer in ("upper", "work", "rootfs"):
+            (folder / layer).mkdir(parents=True)
+        mount_overlay(lower, folder / "upper", folder / "work", folder / "rootfs")
+        (folder / "upper/etc").mkdir()
+        (folder / "upper/etc/hosts").write_text(HOSTS)
+        (folder / "config.json").write_text(json.dumps(config))
+
+    def _command(self, *args: str) -> list[str]:
+        return [self.runtime, "--root", str(self.state), *args]
+
+    def start(self) -> None:
+        """Start PID 1 in the background (its output goes to the folder's `log`)."""
+        # not a pipe: PID 1 keeps the descriptors it is given, so a pipe would never end
+        with open(self.folder / "log", "w+b") as log:
+            started = subprocess.run(
+                self._command("run", "--detach", "--bundle", str(self.folder), self.id),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+            )
+            if started.returncode != 0:
+                log.seek(0)
+                raise SandboxError(
+                    f"{Path(self.runtime).name} could not start a container: "
+                    + log.read().decode(errors="replace").strip()[-500:]
+                )
+
+    def run_to_end(self, timeout: float) -> tuple[int, str]:
+        """Run PID 1 in the foreground; return its exit status and output."""
+        result = subprocess.run(
+            self._command("run", "--bundle", str(self.folder), self.id),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+        )
+        return result.returncode, (result.stdout + result.stderr).decode(errors="replace")
+
+    def exec(self, argv: list[str], environment: dict[str, str] | None) -> Channel:
+        variables = {**ENVIRONMENT, **(environment or {})}
+        options = [f"--env={key}={value}" for key, value in variables.items()]
+        return ProcessChannel(self._command("exec", "--cwd", "/root", *options, self.id, *argv))
+
+    def restart(self) -> None:
+        delete_container(self.runtime, self.state, self.id)
+        self.start()
+
+    def remove(self) -> None:
+        delete_container(self.runtime, self.state, self.id)
+        remove_cgroup(self.id)
+        unmount(self.folder / "rootfs")
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class OciPool(SandboxPool):
+    """The OCI sandbox: containers of crun or runc, created ahead of need in the run's folder.
+
+    `rootfs` is a root file system folder (`lifelong-gym build-image os --rootfs DIR`);
+    without one, the Docker image `image` is exported once and cached.
+    """
+
+    def __init__(
+        self,
+        rootfs: str | Path | None = None,
+        *,
+        image: str = DEFAULT_IMAGE,
+        runtime: str | None = None,
+        size: int = 2,
+        limits: Limits | None = None,
+    ):
+        super().__init__(size=size, limits=limits)
+        self.runtime = find_runtime(runtime)
+        check_host()
+        sweep_dead_runs()
+        self.rootfs = resolve_rootfs(rootfs, image)
+        self.run_dir = STATE_ROOT / self.run_id[:12]
+        self.state = self.run_dir / "runtime"
+        claim_run(self.run_dir, self.runtime)
+        self._count = 0
+        try:
+            self.toolset = ensure_dir_toolset(self.rootfs, self._container)
+        except BaseException:
+            remove_run(self.run_dir)
+            raise
+        self._start_making()
+
+    def _container(self, args: list[str], *, toolset: Path, writable: bool) -> OciContainer:
+        with self._lock:
+            self._count += 1
+            name = f"{self.run_id[:12]}-{self._count}"
+        folder = self.run_dir / name
+        config = bundle_config(
+            folder / "rootfs", toolset, self.limits, args=args, toolset_writable=writable
+        )
+        return OciContainer(self.runtime, self.state, folder, self.rootfs, config)
+
+    def create(self) -> Sandbox:
+        container = self._container(
+            [TRUSTED_BASH, "-c", KEEPER], toolset=self.toolset, writable=False
+        )
+        try:
+            container.start()
+        except BaseException:
+            container.remove()
+            raise
+        return start_shells(container, self.limits)
+
+    def _remove_all(self) -> None:
+        remove_run(self.run_dir)

@@ -1,0 +1,153 @@
+"""The OCI sandbox's state on the host, and sweeping what a dead run left there.
+
+Each run owns one folder under STATE_ROOT: the runtime's state (`runtime/`), one folder per
+container (its bundle, overlay layers and mounted root), and `owner`, which names the
+process by pid and start time (a pid alone may be reused). `close()` and the exit handler
+remove the run's folder; a run killed by SIGKILL leaves it, and the next start of any run
+on this host removes it: its containers, mounts, cgroups and files.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from lifelong_gym.processes import process_alive
+
+logger = logging.getLogger(__name__)
+
+STATE_ROOT = Path("/var/tmp") / f"lifelong-gym-oci-{os.getuid()}"
+CGROUP_PARENT = "lifelong-gym-oci"  # every container's cgroup is CGROUP_PARENT/<name>
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+_MNT_DETACH = 2
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (None when it is gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def claim_run(run_dir: Path, runtime: str) -> None:
+    """Create the run's folder, owned by this process."""
+    run_dir.mkdir(parents=True)
+    owner = {"pid": os.getpid(), "start": start_time(os.getpid()), "runtime": runtime}
+    (run_dir / "owner").write_text(json.dumps(owner))
+
+
+def run_is_alive(run_dir: Path) -> bool:
+    """Whether the process that owns the run's folder still runs (a folder being made does)."""
+    try:
+        owner = json.loads((run_dir / "owner").read_text())
+    except (OSError, ValueError):  # no owner yet: dead only once it is a minute old
+        return time.time() - run_dir.stat().st_mtime < 60
+    pid = int(owner.get("pid", 0))
+    return process_alive(pid) and start_time(pid) == owner.get("start")
+
+
+def sweep_dead_runs() -> int:
+    """Remove everything of the runs whose owner died; return how many."""
+    if not STATE_ROOT.is_dir():
+        return 0
+    dead = [
+        run
+        for run in STATE_ROOT.iterdir()
+        if run.is_dir() and run.name != "cache" and not run_is_alive(run)
+    ]
+    for run in dead:
+        logger.info("removing the OCI containers left by a dead run in %s", run)
+        remove_run(run)
+    return len(dead)
+
+
+def remove_run(run_dir: Path) -> None:
+    """Delete the run's containers, then its cgroups, mounts and files."""
+    try:
+        runtime = json.loads((run_dir / "owner").read_text())["runtime"]
+    except (OSError, ValueError, KeyError):
+        runtime = None
+    names = [folder.name for folder in run_dir.iterdir() if folder.is_dir()]
+    state = run_dir / "runtime"
+    if runtime is not None and state.is_dir():
+        for name in names:
+            delete_container(runtime, state, name)
+    for name in names:
+        remove_cgroup(name)
+    for target in mounts_under(run_dir):
+        unmount(target)
+    shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def delete_container(runtime: str, state: Path, name: str) -> None:
+    """Kill and delete one container (no error if it is gone)."""
+    subprocess.run(
+        [runtime, "--root", str(state), "delete", "--force", name],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+    )
+
+
+def cgroup_folders(name: str) -> list[Path]:
+    """The container's cgroup folders: one on cgroup v2, one per controller on v1."""
+    if (CGROUP_ROOT / "cgroup.controllers").exists():
+        return [CGROUP_ROOT / CGROUP_PARENT / name]
+    return [folder / CGROUP_PARENT / name for folder in CGROUP_ROOT.iterdir()]
+
+
+def remove_cgroup(name: str) -> None:
+    """Kill what still runs in the container's cgroups, then remove them."""
+    for folder in cgroup_folders(name):
+        if not folder.is_dir():
+            continue
+        for _ in range(50):
+            try:
+                pids = [int(p) for p in (folder / "cgroup.procs").read_text().split()]
+            except OSError:
+                break
+            if not pids:
+                break
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        try:
+            folder.rmdir()
+        except OSError as error:
+            logger.debug("removing cgroup %s: %s", folder, error)
+
+
+def mounts_under(folder: Path) -> list[str]:
+    """The mount points at or below `folder`, deepest first."""
+    prefix = str(folder.resolve()) + "/"
+    found = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        target = line.split()[4].replace("\\040", " ")
+        if target.startswith(prefix):
+            found.append(target)
+    return sorted(found, key=len, reverse=True)
+
+
+def mount_overlay(lower: Path, upper: Path, work: Path, target: Path) -> None:
+    """Mount an overlay of the read-only `lower` with the writable `upper` on `target`."""
+    options = f"lowerdir={lower},upperdir={upper},workdir={work}"
+    if _libc.mount(b"overlay", str(target).encode(), b"overlay", 0, options.encode()) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"mounting the overlay on {target}: {os.strerror(error)}")
+
+
+def unmount(target: str | Path) -> None:
+    """Detach a mount (no error if it is gone)."""
+    if _libc.umount2(str(target).encode(), _MNT_DETACH) != 0:
+        logger.debug("unmounting %s: %s", target, os.strerror(ctypes.get_errno()))

@@ -1,0 +1,161 @@
+"""The OCI sandbox on a real runtime (crun or runc): its limits, its errors, and that nothing of
+a run (container, mount, cgroup, folder) outlives close(), an exception or a SIGKILL.
+
+The root file system is exported once from the Docker image (cached in the state folder);
+the oracle, bad-input and hostile tests of both sandboxes are in test_os.py and
+tests/security/test_os.py.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+import lifelong_gym  # noqa: F401 (registers the ids)
+from lifelong_gym.envs.os.oci import OciPool, find_runtime
+from lifelong_gym.envs.os.oci_state import STATE_ROOT, cgroup_folders, mounts_under
+from lifelong_gym.envs.os.sandbox import Limits
+from lifelong_gym.envs.os.shell import Mode
+from lifelong_gym.errors import EnvArgumentError, SandboxError
+
+
+@pytest.fixture(scope="module")
+def runtime(os_image) -> str:
+    try:
+        return Path(find_runtime(None)).name
+    except SandboxError as error:
+        pytest.skip(str(error))
+
+
+def leftovers(run_id: str) -> list[str]:
+    """What of the run is still on the host: its folder, mounts, cgroups, containers."""
+    run_dir = STATE_ROOT / run_id[:12]
+    found = [str(run_dir)] if run_dir.exists() else []
+    found += mounts_under(STATE_ROOT)  # of this run, or of any run of this test: none may stay
+    prefix = run_id[:12]
+    for folder in cgroup_folders(""):
+        found += [str(p) for p in folder.glob(f"{prefix}-*")]
+    return [item for item in found if prefix in item]
+
+
+FORKS = """
+import os, time
+count = 0
+try:
+    while True:
+        if os.fork() == 0:
+            time.sleep(30)
+            os._exit(0)
+        count += 1
+except OSError as error:
+    print(count, error.errno)
+"""
+
+
+def test_limits_are_enforced(runtime):
+    limits = Limits(memory="64m", pids=64, cpus=0.5, file_size=8 << 20)
+    pool = OciPool(size=1, runtime=runtime, limits=limits)
+    try:
+        sandbox = pool.acquire()
+        memory = sandbox.run(
+            "python3 -c 'x = bytearray(300 << 20); print(len(x))'; echo status=$?",
+            Mode.PERSISTENT, timeout=30, limit=2000,
+        )  # fmt: skip
+        assert "314572800" not in memory.output and "status=137" in memory.output
+        big = sandbox.run(
+            "dd if=/dev/zero of=/root/big bs=1M count=20 2>&1; stat -c %s /root/big",
+            Mode.PERSISTENT, timeout=30, limit=2000,
+        )  # fmt: skip
+        assert "File size limit exceeded" in big.output  # SIGXFSZ
+        assert big.output.rstrip().endswith(str(8 << 20))
+        forks = sandbox.run(FORKS, Mode.PYTHON, timeout=30, limit=2000)
+        count, errno = map(int, forks.output.split())
+        assert 50 < count < 64 and errno == 11  # EAGAIN: the pids controller said no
+        assert forks.out_of_processes and forks.stopped  # all ended, a new shell started
+        network = sandbox.run("ls /sys/class/net", Mode.PERSISTENT, timeout=10, limit=200)
+        assert network.output.split() == ["lo"]
+        pool.discard(sandbox)
+    finally:
+        pool.close()
+
+
+def test_close_leaves_nothing(runtime):
+    environment = gym.make("LifelongOS-v0", sandbox="oci", runtime=runtime)
+    environment.reset(options={"task_index": 0})
+    run_id = environment.unwrapped.pool.run_id
+    assert leftovers(run_id)
+    environment.close()
+    environment.close()
+    assert leftovers(run_id) == []
+
+
+CHILD = """
+import os, signal, sys
+import gymnasium as gym
+import lifelong_gym
+env = gym.make("LifelongOS-v0", sandbox="oci", pool_size=2)
+env.reset(options={"task_index": 0})
+print(env.unwrapped.pool.run_id, flush=True)
+if sys.argv[1] == "kill":
+    os.kill(os.getpid(), signal.SIGKILL)
+raise RuntimeError("the user's loop crashed")
+"""
+
+
+@pytest.mark.parametrize("ending", ["exception", "kill"])
+def test_nothing_outlives_a_crash(runtime, ending):
+    child = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(CHILD), ending],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    run_id = child.stdout.strip().splitlines()[0]
+    if ending == "exception":
+        assert "the user's loop crashed" in child.stderr
+        assert leftovers(run_id) == []
+        return
+    assert child.returncode == -9
+    left = leftovers(run_id)
+    assert any("/sys/fs/cgroup" in item for item in left)  # running containers ...
+    assert any(item.endswith("/rootfs") for item in left)  # ... on mounted overlays
+    environment = gym.make("LifelongOS-v0", sandbox="oci", pool_size=1)  # the next start
+    try:
+        assert leftovers(run_id) == []
+    finally:
+        environment.close()
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "words"),
+    [
+        ({"sandbox": "lxc"}, EnvArgumentError, "'docker' or 'oci'"),
+        ({"sandbox": "oci", "runtime": "docker"}, EnvArgumentError, "crun, runc"),
+        ({"runtime": "runc"}, EnvArgumentError, "sandbox='oci' only"),
+        ({"sandbox": "oci", "rootfs": "/nonexistent"}, SandboxError, "--rootfs /nonexistent"),
+        ({"sandbox": "oci", "image": "no/such:0"}, SandboxError, "build-image os --rootfs"),
+    ],
+)
+def test_bad_settings_are_one_clear_error(runtime, options, error, words):
+    with pytest.raises(error, match=re.escape(words)) as raised:
+        gym.make("LifelongOS-v0", **options)
+    assert "\n" not in str(raised.value)
+
+
+def test_build_image_rootfs_refuses_a_used_folder_and_another_environment(tmp_path):
+    from click.testing import CliRunner
+
+    from lifelong_gym.cli import main
+
+    (tmp_path / "notes.txt").write_text("mine")
+    used = CliRunner().invoke(main, ["build-image", "os", "--rootfs", str(tmp_path)])
+    assert used.exit_code != 0 and "is not empty" in used.output
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+    other = CliRunner().invoke(main, ["build-image", "mysql", "--rootfs", str(tmp_path)])
+    assert other.exit_code != 0 and "--rootfs goes with `os`" in other.output
