@@ -24,7 +24,6 @@ from sqlglot.errors import SqlglotError
 from ..table_hash import table_hash
 from ..tasks import TableInfo
 from .base import DatabaseBackend, StatementResult, UnreadableTable, overrun_message
-from .mysql_guard import refusal
 from .sqlite_functions import (
     ALLOWED_FUNCTIONS,
     COLLATION,
@@ -35,8 +34,9 @@ from .sqlite_functions import (
     register,
 )
 from .sqlite_schema import Declared, SchemaAnswers
-from .sqlite_translate import Columns, NotServed, Refused, Translation, translate
+from .sqlite_translate import Columns, NotServed, Refused, translate
 from .sqlite_types import column_type, storage_type
+from .statement_guard import refusal
 
 _DECIMAL_SCALE = re.compile(r"(?:DECIMAL|NUMERIC|DEC|FIXED)\s*\(\s*\d+\s*,\s*(\d+)\s*\)", re.I)
 _INTEGER = re.compile(r"\b(?:TINY|SMALL|MEDIUM|BIG)?INT(?:EGER)?\b|\bBOOL(?:EAN)?\b", re.I)
@@ -175,15 +175,12 @@ class SqliteBackend(DatabaseBackend):
 
     # -- internals --------------------------------------------------------------------
 
-    def _run(self, connection: sqlite3.Connection, statement: Translation) -> StatementResult:
-        if statement.ddl and connection.in_transaction:
-            connection.execute("COMMIT")  # MySQL commits an open transaction before DDL
+    def _run(self, connection: sqlite3.Connection, statement: str) -> StatementResult:
         self._deadline = time.monotonic() + self.statement_timeout
         connection.set_authorizer(_authorize)
         try:
-            cursor = connection.execute(statement.sql)
+            cursor = connection.execute(statement)
             if cursor.description is None:
-                self._note_schema(statement)
                 return StatementResult()
             return self._fetch(cursor)
         except sqlite3.OperationalError as error:
@@ -211,19 +208,6 @@ class SqliteBackend(DatabaseBackend):
 
     def _rows(self, rows: list[tuple[Any, ...]], more: bool = False) -> StatementResult:
         return StatementResult(rows=rows, more_rows=more)
-
-    def _note_schema(self, statement: Translation) -> None:
-        if statement.ddl:
-            self._tables = tuple(
-                name for (name,) in self._require().execute("SELECT name FROM sqlite_master")
-            )
-        if not statement.declares and not statement.drops:
-            return
-        for table in statement.drops:
-            self._declared.pop(table.lower(), None)
-        for table, column, declared in statement.declares:
-            self._declared.setdefault(table.lower(), {})[column.lower()] = declared
-        self._columns = _signature(self._declared)
 
     def _require(self) -> sqlite3.Connection:
         if self._connection is None:
