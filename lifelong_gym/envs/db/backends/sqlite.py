@@ -98,6 +98,7 @@ class SqliteBackend(DatabaseBackend):
         self._columns: Columns = ()
         self._tables: tuple[str, ...] = ()
         self._deadline = 0.0
+        self._discarded = True  # no task's work is on the connection
 
     def start(self, table: TableInfo) -> None:
         """A fresh in-memory database holding `table` (its first image is built once)."""
@@ -106,6 +107,7 @@ class SqliteBackend(DatabaseBackend):
             self._connection = _open()
             self._connection.set_progress_handler(self._past_deadline, 10_000)
         self._connection.deserialize(task_image(table))
+        self._discarded = False
         self._connection.execute(f"PRAGMA max_page_count = {DATABASE_PAGES}")
         self._declared = {
             table.name.lower(): {c.name.lower(): c.type for c in table.column_info_list}
@@ -160,12 +162,13 @@ class SqliteBackend(DatabaseBackend):
     def discard(self) -> None:
         """Forget the task's work; a connection the agent gave temp objects is closed."""
         connection = self._connection
-        if connection is None:
+        if connection is None or self._discarded:
             return
         if connection.in_transaction:
             connection.execute("ROLLBACK")
         if connection.execute("SELECT count(*) FROM temp.sqlite_master").fetchone()[0]:
             self.close()
+        self._discarded = True
 
     def close(self) -> None:
         """Close the connection; nothing else outlives a task."""
@@ -321,8 +324,10 @@ def _authorize(action: int, first: str | None, second: str | None, *_: Any) -> i
     return sqlite3.SQLITE_DENY if action in _DENIED_ACTIONS else sqlite3.SQLITE_OK
 
 
+@functools.lru_cache(maxsize=256)
 def text_renderer(declared_type: str) -> Callable[[Any], str | None]:
-    """A function that prints values as MySQL does for a column of `declared_type`."""
+    """A function that prints values as MySQL does for a column of `declared_type` (cached:
+    every write task's scoring asks for the same few)."""
     scale = _DECIMAL_SCALE.search(declared_type)
     step = Decimal(1).scaleb(-int(scale.group(1))) if scale else None
     integer = bool(_INTEGER.search(declared_type))
@@ -330,8 +335,8 @@ def text_renderer(declared_type: str) -> Callable[[Any], str | None]:
     places = f".{scale.group(1)}f" if scale else ""
 
     def render(value: Any) -> str | None:
-        if value is None:
-            return None
+        if value is None or type(value) is str:
+            return value
         if step is not None and isinstance(value, float):
             shown = format(value, places)
             if float(shown) == value:  # already at the column's scale (stored values are)

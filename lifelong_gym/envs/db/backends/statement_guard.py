@@ -12,6 +12,7 @@ has NO_BACKSLASH_ESCAPES), `#`, `-- ` and `/* */` comments. When unsure, it refu
 
 from __future__ import annotations
 
+import functools
 import re
 
 # the first word of a statement the tasks may need
@@ -44,8 +45,10 @@ _WORD = re.compile(r"[A-Za-z0-9_$\x80-\U0010ffff]+")
 _BLANK = re.compile(r"\s+")
 
 
+@functools.lru_cache(maxsize=4096)
 def refusal(sql: str, *, backslash_escapes: bool = True) -> str | None:
-    """Why the agent's statement is refused, or None when it may run."""
+    """Why the agent's statement is refused, or None when it may run (cached: RL loops send
+    the same statements again)."""
     try:
         sql.encode("utf-8")
     except UnicodeEncodeError as error:
