@@ -34,7 +34,7 @@ from .sqlite_functions import (
     register,
 )
 from .sqlite_schema import Declared, SchemaAnswers
-from .sqlite_translate import Columns, NotServed, Refused, translate
+from .sqlite_translate import Columns, NotServed, Refused, Translation, translate
 from .sqlite_types import column_type, storage_type
 from .statement_guard import refusal
 
@@ -97,6 +97,7 @@ class SqliteBackend(DatabaseBackend):
         self._declared: Declared = {}
         self._columns: Columns = ()
         self._tables: tuple[str, ...] = ()
+        self._table: TableInfo | None = None
         self._deadline = 0.0
         self._discarded = True  # no task's work is on the connection
 
@@ -114,6 +115,7 @@ class SqliteBackend(DatabaseBackend):
         }
         self._columns = _signature(self._declared)
         self._tables = (table.name,)
+        self._table = table
 
     def execute(self, sql: str) -> StatementResult:
         """Run one MySQL statement as MySQL would, within the limits; errors are results."""
@@ -178,11 +180,13 @@ class SqliteBackend(DatabaseBackend):
 
     # -- internals --------------------------------------------------------------------
 
-    def _run(self, connection: sqlite3.Connection, statement: str) -> StatementResult:
+    def _run(self, connection: sqlite3.Connection, statement: Translation) -> StatementResult:
+        if statement.stores:
+            self._install_storage_triggers(connection)
         self._deadline = time.monotonic() + self.statement_timeout
         connection.set_authorizer(_authorize)
         try:
-            cursor = connection.execute(statement)
+            cursor = connection.execute(statement.sql)
             if cursor.description is None:
                 return StatementResult()
             return self._fetch(cursor)
@@ -212,6 +216,22 @@ class SqliteBackend(DatabaseBackend):
     def _rows(self, rows: list[tuple[Any, ...]], more: bool = False) -> StatementResult:
         return StatementResult(rows=rows, more_rows=more)
 
+    def _install_storage_triggers(self, connection: sqlite3.Connection) -> None:
+        """The triggers that store writes as MySQL's column types do, before the first write.
+
+        Not in the task's image: a task that only reads would pay for reading them at every
+        start. Checked at each write, since a rolled-back transaction takes them away too."""
+        storing = _storage_trigger(self._table) if self._table is not None else None
+        if (
+            storing is None
+            or connection.execute(
+                "SELECT count(*) FROM main.sqlite_master WHERE type = 'trigger'"
+            ).fetchone()[0]
+        ):
+            return
+        connection.execute(storing.format(event="INSERT"))
+        connection.execute(storing.format(event="UPDATE"))
+
     def _require(self) -> sqlite3.Connection:
         if self._connection is None:
             raise RuntimeError("no task database: start() must come first")
@@ -234,8 +254,8 @@ def _open() -> sqlite3.Connection:
 
 @functools.lru_cache(maxsize=IMAGE_CACHE)
 def task_image(table: TableInfo) -> bytes:
-    """The database file of a fresh task: the table, its rows, the storage triggers (cached:
-    a task seen again starts from its image)."""
+    """The database file of a fresh task: the table and its rows (cached: a task seen again
+    starts from its image)."""
     with contextlib.closing(sqlite3.connect(":memory:", isolation_level=None)) as scratch:
         scratch.create_collation(COLLATION, compare_text)
         columns = ", ".join(
@@ -246,10 +266,6 @@ def task_image(table: TableInfo) -> bytes:
         scratch.executemany(
             f"INSERT INTO {quote(table.name)} VALUES ({marks})", _stored_rows(table)
         )
-        storing = _storage_trigger(table)
-        if storing:
-            scratch.execute(storing.format(event="INSERT"))
-            scratch.execute(storing.format(event="UPDATE"))
         return scratch.serialize()
 
 

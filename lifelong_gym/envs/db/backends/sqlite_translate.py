@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass
 
 import sqlglot
 from sqlglot import exp
@@ -31,6 +32,14 @@ class NotServed(SqlglotError):
 
 class Refused(SqlglotError):
     """A statement MySQL itself refuses (the message says what MySQL would say)."""
+
+
+@dataclass(frozen=True)
+class Translation:
+    """A statement in SQLite's dialect."""
+
+    sql: str
+    stores: bool = False  # an INSERT or UPDATE: MySQL's column types round what it writes
 
 
 _ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.Neg, exp.Paren)
@@ -413,9 +422,11 @@ def _check_tables(sql: str, tree: exp.Expression, tables: tuple[str, ...]) -> No
 
 
 @functools.lru_cache(maxsize=4096)
-def translate(sql: str, columns: Columns = (), tables: tuple[str, ...] = ()) -> tuple[str, ...]:
+def translate(
+    sql: str, columns: Columns = (), tables: tuple[str, ...] = ()
+) -> tuple[Translation, ...]:
     """MySQL statements in SQLite's dialect (cached: RL loops send the same ones again)."""
-    found: list[str] = []
+    found: list[Translation] = []
     for tree in sqlglot.parse(sql, read="mysql"):
         if tree is None:
             continue
@@ -426,5 +437,6 @@ def translate(sql: str, columns: Columns = (), tables: tuple[str, ...] = ()) -> 
         strict = isinstance(tree, (exp.Update, exp.Delete, exp.Insert))
         rewritten = _Rewriter(dict((c.lower(), t) for c, t in columns), strict).run(tree)
         # the tree is ours alone: no copy before generating
-        found.append(_SQLITE.generate(rewritten, copy=False, unsupported_level=ErrorLevel.RAISE))
+        text = _SQLITE.generate(rewritten, copy=False, unsupported_level=ErrorLevel.RAISE)
+        found.append(Translation(text, isinstance(tree, (exp.Insert, exp.Update))))
     return tuple(found)
