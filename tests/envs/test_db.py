@@ -11,7 +11,7 @@ from gymnasium.utils.env_checker import check_env
 
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.agents import OracleAgent
-from lifelong_gym.envs.db.actions import answer_reply, operation_reply
+from lifelong_gym.envs.db.actions import answer_reply, count_statements, operation_reply
 from lifelong_gym.envs.db.backends import BackendError
 from lifelong_gym.errors import EnvArgumentError
 
@@ -141,6 +141,26 @@ def test_semicolons_inside_strings_are_one_statement(make_env):
     env.reset(options={"task_index": 10})
     obs, *_ = env.step(operation_reply("SELECT 'a;b' AS x;"))
     assert obs == "[('a;b',)]"
+
+
+@pytest.mark.parametrize(
+    ("sql", "count"),
+    [
+        ("SELECT 1", 1),
+        ("SELECT 1;\n", 1),
+        ("SELECT 1;;", 1),
+        ("SELECT 1; SELECT 2", 2),
+        ("SELECT ';' AS x; SELECT 2;", 2),
+        ("SELECT 1 -- a comment; not a statement", 1),
+        ("SELECT 1 /* ; */", 1),
+        ("SELECT 1 # ;\n; SELECT 2", 2),
+        ("-- only a comment", 0),
+        ("  ", 0),
+    ],
+)
+def test_statements_are_counted_by_tokens_with_or_without_the_shortcut(sql, count):
+    count_statements.cache_clear()
+    assert count_statements(sql) == count
 
 
 def test_step_before_reset_is_a_clear_error(make_env):

@@ -153,3 +153,29 @@ def test_vector_envs_step_four_at_once(request, tmp_path, vector):
     )
     assert list(reward) == [1.0] * 4 and all(terminated)
     envs.close()
+
+
+def test_writes_are_stored_as_mysql_types_after_a_rolled_back_transaction():
+    # the triggers that round written numbers come with the first write, inside the agent's
+    # transaction: a rollback takes them away, and the next write must bring them back
+    table = TableInfo(
+        name="t",
+        column_info_list=(
+            ColumnInfo(name="n", type="INT"),
+            ColumnInfo(name="d", type="DECIMAL(10,2)"),
+        ),
+        row_list=((1, 2.5),),
+    )
+    backend = SqliteBackend()
+    try:
+        backend.start(table)
+        assert backend.execute("SELECT * FROM t").rows == [(1, 2.5)]
+        for sql in ("BEGIN", "INSERT INTO t VALUES (27.6, 4500.555)", "ROLLBACK"):
+            assert backend.execute(sql).error is None
+        assert backend.execute("INSERT INTO t VALUES (27.6, 4500.555)").error is None
+        assert backend.execute("UPDATE t SET d = 1.005 WHERE n = 1").error is None
+        assert sorted(backend.execute("SELECT n, d FROM t").rows) == [(1, 1.01), (28, 4500.56)]
+        backend.start(table)  # the next task starts from the image, without the write
+        assert backend.execute("SELECT * FROM t").rows == [(1, 2.5)]
+    finally:
+        backend.close()

@@ -115,9 +115,15 @@ def _operation(sql: str) -> Operation | InvalidReply:
     return Operation(sql)
 
 
+_SEPARATORS = (";", "--", "#", "/*")  # what splits statements, or hides text, in MySQL
+
+
 @functools.lru_cache(maxsize=4096)
 def count_statements(sql: str) -> int:
     """How many statements `sql` holds, by MySQL's tokens (semicolons in strings don't count)."""
+    body = sql.rstrip().rstrip(";")
+    if not any(mark in body for mark in _SEPARATORS):
+        return int(bool(body.strip()))  # no semicolon or comment but at the end: no tokens needed
     try:
         tokens = MySQL().tokenize(sql)
     except TokenError:

@@ -1,6 +1,6 @@
 """The MySQL/MariaDB back-end: one server, a fresh database per task, an agent account per env.
 
-The agent's statements pass an allow-list (`mysql_guard`) and run as an account that may
+The agent's statements pass an allow-list (`statement_guard`) and run as an account that may
 only read and change rows of the task's database; the ground truth stays in this process.
 A watchdog ends the agent's connection (not only its statement) when a statement overruns,
 and a fresh connection takes the next turn. Scoring and dropping run under lock timeouts
@@ -40,7 +40,7 @@ from .mysql_cleanup import (
     quote,
     run,
 )
-from .mysql_guard import refusal
+from .statement_guard import refusal
 
 logger = logging.getLogger(__name__)
 

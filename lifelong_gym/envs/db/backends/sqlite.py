@@ -24,7 +24,6 @@ from sqlglot.errors import SqlglotError
 from ..table_hash import table_hash
 from ..tasks import TableInfo
 from .base import DatabaseBackend, StatementResult, UnreadableTable, overrun_message
-from .mysql_guard import refusal
 from .sqlite_functions import (
     ALLOWED_FUNCTIONS,
     COLLATION,
@@ -37,6 +36,7 @@ from .sqlite_functions import (
 from .sqlite_schema import Declared, SchemaAnswers
 from .sqlite_translate import Columns, NotServed, Refused, Translation, translate
 from .sqlite_types import column_type, storage_type
+from .statement_guard import refusal
 
 _DECIMAL_SCALE = re.compile(r"(?:DECIMAL|NUMERIC|DEC|FIXED)\s*\(\s*\d+\s*,\s*(\d+)\s*\)", re.I)
 _INTEGER = re.compile(r"\b(?:TINY|SMALL|MEDIUM|BIG)?INT(?:EGER)?\b|\bBOOL(?:EAN)?\b", re.I)
@@ -97,7 +97,9 @@ class SqliteBackend(DatabaseBackend):
         self._declared: Declared = {}
         self._columns: Columns = ()
         self._tables: tuple[str, ...] = ()
+        self._table: TableInfo | None = None
         self._deadline = 0.0
+        self._discarded = True  # no task's work is on the connection
 
     def start(self, table: TableInfo) -> None:
         """A fresh in-memory database holding `table` (its first image is built once)."""
@@ -106,12 +108,14 @@ class SqliteBackend(DatabaseBackend):
             self._connection = _open()
             self._connection.set_progress_handler(self._past_deadline, 10_000)
         self._connection.deserialize(task_image(table))
+        self._discarded = False
         self._connection.execute(f"PRAGMA max_page_count = {DATABASE_PAGES}")
         self._declared = {
             table.name.lower(): {c.name.lower(): c.type for c in table.column_info_list}
         }
         self._columns = _signature(self._declared)
         self._tables = (table.name,)
+        self._table = table
 
     def execute(self, sql: str) -> StatementResult:
         """Run one MySQL statement as MySQL would, within the limits; errors are results."""
@@ -160,12 +164,13 @@ class SqliteBackend(DatabaseBackend):
     def discard(self) -> None:
         """Forget the task's work; a connection the agent gave temp objects is closed."""
         connection = self._connection
-        if connection is None:
+        if connection is None or self._discarded:
             return
         if connection.in_transaction:
             connection.execute("ROLLBACK")
         if connection.execute("SELECT count(*) FROM temp.sqlite_master").fetchone()[0]:
             self.close()
+        self._discarded = True
 
     def close(self) -> None:
         """Close the connection; nothing else outlives a task."""
@@ -176,14 +181,13 @@ class SqliteBackend(DatabaseBackend):
     # -- internals --------------------------------------------------------------------
 
     def _run(self, connection: sqlite3.Connection, statement: Translation) -> StatementResult:
-        if statement.ddl and connection.in_transaction:
-            connection.execute("COMMIT")  # MySQL commits an open transaction before DDL
+        if statement.stores:
+            self._install_storage_triggers(connection)
         self._deadline = time.monotonic() + self.statement_timeout
         connection.set_authorizer(_authorize)
         try:
             cursor = connection.execute(statement.sql)
             if cursor.description is None:
-                self._note_schema(statement)
                 return StatementResult()
             return self._fetch(cursor)
         except sqlite3.OperationalError as error:
@@ -212,18 +216,21 @@ class SqliteBackend(DatabaseBackend):
     def _rows(self, rows: list[tuple[Any, ...]], more: bool = False) -> StatementResult:
         return StatementResult(rows=rows, more_rows=more)
 
-    def _note_schema(self, statement: Translation) -> None:
-        if statement.ddl:
-            self._tables = tuple(
-                name for (name,) in self._require().execute("SELECT name FROM sqlite_master")
-            )
-        if not statement.declares and not statement.drops:
+    def _install_storage_triggers(self, connection: sqlite3.Connection) -> None:
+        """The triggers that store writes as MySQL's column types do, before the first write.
+
+        Not in the task's image: a task that only reads would pay for reading them at every
+        start. Checked at each write, since a rolled-back transaction takes them away too."""
+        storing = _storage_trigger(self._table) if self._table is not None else None
+        if (
+            storing is None
+            or connection.execute(
+                "SELECT count(*) FROM main.sqlite_master WHERE type = 'trigger'"
+            ).fetchone()[0]
+        ):
             return
-        for table in statement.drops:
-            self._declared.pop(table.lower(), None)
-        for table, column, declared in statement.declares:
-            self._declared.setdefault(table.lower(), {})[column.lower()] = declared
-        self._columns = _signature(self._declared)
+        connection.execute(storing.format(event="INSERT"))
+        connection.execute(storing.format(event="UPDATE"))
 
     def _require(self) -> sqlite3.Connection:
         if self._connection is None:
@@ -247,8 +254,8 @@ def _open() -> sqlite3.Connection:
 
 @functools.lru_cache(maxsize=IMAGE_CACHE)
 def task_image(table: TableInfo) -> bytes:
-    """The database file of a fresh task: the table, its rows, the storage triggers (cached:
-    a task seen again starts from its image)."""
+    """The database file of a fresh task: the table and its rows (cached: a task seen again
+    starts from its image)."""
     with contextlib.closing(sqlite3.connect(":memory:", isolation_level=None)) as scratch:
         scratch.create_collation(COLLATION, compare_text)
         columns = ", ".join(
@@ -259,10 +266,6 @@ def task_image(table: TableInfo) -> bytes:
         scratch.executemany(
             f"INSERT INTO {quote(table.name)} VALUES ({marks})", _stored_rows(table)
         )
-        storing = _storage_trigger(table)
-        if storing:
-            scratch.execute(storing.format(event="INSERT"))
-            scratch.execute(storing.format(event="UPDATE"))
         return scratch.serialize()
 
 
@@ -337,8 +340,10 @@ def _authorize(action: int, first: str | None, second: str | None, *_: Any) -> i
     return sqlite3.SQLITE_DENY if action in _DENIED_ACTIONS else sqlite3.SQLITE_OK
 
 
+@functools.lru_cache(maxsize=256)
 def text_renderer(declared_type: str) -> Callable[[Any], str | None]:
-    """A function that prints values as MySQL does for a column of `declared_type`."""
+    """A function that prints values as MySQL does for a column of `declared_type` (cached:
+    every write task's scoring asks for the same few)."""
     scale = _DECIMAL_SCALE.search(declared_type)
     step = Decimal(1).scaleb(-int(scale.group(1))) if scale else None
     integer = bool(_INTEGER.search(declared_type))
@@ -346,8 +351,8 @@ def text_renderer(declared_type: str) -> Callable[[Any], str | None]:
     places = f".{scale.group(1)}f" if scale else ""
 
     def render(value: Any) -> str | None:
-        if value is None:
-            return None
+        if value is None or type(value) is str:
+            return value
         if step is not None and isinstance(value, float):
             shown = format(value, places)
             if float(shown) == value:  # already at the column's scale (stored values are)

@@ -69,52 +69,29 @@ class SchemaAnswers:
             )
         return None
 
-    def _objects(self) -> list[tuple[str, str]]:
-        return self.connection.execute(
-            "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
-            "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
-        ).fetchall()
-
     def _tables(self, full: bool, pattern: str | None) -> list[tuple[Any, ...]]:
-        rows = self._objects()
+        names = [
+            name
+            for (name,) in self.connection.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' "
+                "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
+            )
+        ]
         if pattern is not None:
-            rows = [r for r in rows if _like(pattern).match(r[0])]
-        if full:
-            return [(name, "BASE TABLE" if kind == "table" else "VIEW") for name, kind in rows]
-        return [(name,) for name, _ in rows]
+            names = [name for name in names if _like(pattern).match(name)]
+        return [(name, "BASE TABLE") if full else (name,) for name in names]
 
     def _describe_rows(self, table: str) -> list[tuple[Any, ...]] | None:
+        """MariaDB's DESCRIBE rows; a task table has no keys, defaults or NOT NULL."""
         quoted = '"' + table.replace('"', '""') + '"'
-        info = [row[1:] for row in self.connection.execute(f"PRAGMA table_info({quoted})")]
+        info = [row[1:3] for row in self.connection.execute(f"PRAGMA table_info({quoted})")]
         if not info:
             return None
         declared = self.declared.get(table.lower(), {})
-        rows = []
-        for name, stored, not_null, default, key in info:
-            shown = mariadb_type(declared.get(name.lower(), stored or "TEXT"))
-            primary = bool(key)
-            rows.append(
-                (
-                    name,
-                    shown,
-                    "NO" if not_null or primary else "YES",
-                    "PRI" if primary else "",
-                    _default(default),
-                    "auto_increment"
-                    if primary
-                    and stored.upper() == "INTEGER"
-                    and "int" in shown
-                    and self._autoincrement(table)
-                    else "",
-                )
-            )
-        return rows
-
-    def _autoincrement(self, table: str) -> bool:
-        sql = self.connection.execute(
-            "SELECT sql FROM sqlite_master WHERE name = ? COLLATE NOCASE", (table,)
-        ).fetchone()
-        return bool(sql and sql[0] and "AUTOINCREMENT" in sql[0].upper())
+        return [
+            (name, mariadb_type(declared.get(name.lower(), stored or "TEXT")), "YES", "", None, "")
+            for name, stored in info
+        ]
 
     def _columns(self, table: str) -> list[tuple[Any, ...]] | str:
         rows = self._describe_rows(table)
@@ -124,34 +101,11 @@ class SchemaAnswers:
         rows = self._describe_rows(table)
         if rows is None:
             return _missing(table)
-        lines = []
-        for name, shown, null, _key, default, extra in rows:
-            line = f"  `{name}` {shown}"
-            if null == "NO":
-                line += " NOT NULL"
-            if extra:
-                line += " AUTO_INCREMENT"
-            elif default is not None:
-                line += f" DEFAULT {default if default.isdigit() else repr(default)}"
-            elif null == "YES":
-                line += " DEFAULT NULL"
-            lines.append(line)
-        keys = [f"`{r[0]}`" for r in rows if r[3] == "PRI"]
-        if keys:
-            lines.append(f"  PRIMARY KEY ({','.join(keys)})")
         real = self.connection.execute(
             "SELECT name FROM sqlite_master WHERE name = ? COLLATE NOCASE", (table,)
         ).fetchone()[0]
-        body = ",\n".join(lines)
+        body = ",\n".join(f"  `{name}` {shown} DEFAULT NULL" for name, shown, *_ in rows)
         return [(real, f"CREATE TABLE `{real}` (\n{body}\n) {CHARSET}")]
-
-
-def _default(value: str | None) -> str | None:
-    if value is None or value.upper() == "NULL":
-        return None
-    if len(value) >= 2 and value[0] == value[-1] == "'":
-        return value[1:-1].replace("''", "'")
-    return value
 
 
 def _missing(table: str) -> str:

@@ -4,7 +4,7 @@ sqlglot parses the MySQL statement; the tree is then rewritten, children before 
 MySQL functions whose SQLite namesakes differ (or are missing) become calls of the user
 functions in `sqlite_functions`; exact-number results are rounded to MySQL's scale
 (`9.4167` for an AVG of integers, `2.5000` for 5/2); text literals in comparisons get the
-case-insensitive collation; DDL keeps the declared MySQL types (see `sqlite_types`).
+case-insensitive collation. DDL never gets here: the statement guard refuses it first.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from sqlglot.errors import ErrorLevel, SqlglotError
 from sqlglot.tokens import TokenType
 
 from .sqlite_functions import COLLATION
-from .sqlite_types import NumericType, numeric_type, storage_type
+from .sqlite_types import NumericType, numeric_type
 
 Columns = tuple[tuple[str, str], ...]  # (column name, declared MySQL type), every table
 
@@ -36,12 +36,10 @@ class Refused(SqlglotError):
 
 @dataclass(frozen=True)
 class Translation:
-    """A statement in SQLite's dialect, and what it does to the declared schema."""
+    """A statement in SQLite's dialect."""
 
     sql: str
-    ddl: bool = False  # MySQL commits an open transaction before DDL
-    declares: tuple[tuple[str, str, str], ...] = ()  # (table, column, MySQL type) added
-    drops: tuple[str, ...] = ()  # tables dropped
+    stores: bool = False  # an INSERT or UPDATE: MySQL's column types round what it writes
 
 
 _ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.Neg, exp.Paren)
@@ -359,17 +357,6 @@ class _Rewriter:
         node.replace(holder)
         holder.set("this", node)
 
-    def _column_def(self, node: exp.ColumnDef) -> exp.Expression:
-        declared = node.args["kind"].sql("mysql") if node.args.get("kind") else "TEXT"
-        constraints = node.args.get("constraints") or []
-        auto = any(isinstance(c.kind, exp.AutoIncrementColumnConstraint) for c in constraints)
-        stored = "INTEGER" if auto else storage_type(declared)
-        node.set("kind", exp.Var(this=stored))
-        return node
-
-    def _truncate(self, node: exp.TruncateTable) -> exp.Expression:
-        return exp.Delete(this=node.expressions[0])
-
 
 _HANDLERS = {
     exp.Week: _Rewriter._week,
@@ -395,32 +382,10 @@ _HANDLERS = {
     exp.StrPosition: _Rewriter._position,
     exp.Collate: _Rewriter._collate,
     exp.In: _Rewriter._in,
-    exp.ColumnDef: _Rewriter._column_def,
-    exp.TruncateTable: _Rewriter._truncate,
     exp.Sum: _Rewriter._sum,
     exp.Avg: _Rewriter._sum,
     **{kind: _Rewriter._comparison for kind in _COMPARISONS},
 }
-
-
-def _schema_effect(
-    tree: exp.Expression,
-) -> tuple[tuple[tuple[str, str, str], ...], tuple[str, ...]]:
-    """The columns a CREATE TABLE / ALTER TABLE declares and the tables a DROP drops."""
-    declares: list[tuple[str, str, str]] = []
-    drops: list[str] = []
-    if isinstance(tree, exp.Create) and tree.kind == "TABLE":
-        table = tree.find(exp.Table)
-        for column in tree.find_all(exp.ColumnDef):
-            kind = column.args.get("kind")
-            declares.append((table.name, column.name, kind.sql("mysql") if kind else "TEXT"))
-    elif isinstance(tree, exp.Alter):
-        for column in tree.find_all(exp.ColumnDef):
-            kind = column.args.get("kind")
-            declares.append((tree.this.name, column.name, kind.sql("mysql") if kind else "TEXT"))
-    elif isinstance(tree, exp.Drop) and tree.kind == "TABLE":
-        drops = [t.name for t in tree.find_all(exp.Table)]
-    return tuple(declares), tuple(drops)
 
 
 _SQLITE = Dialect.get_or_raise("sqlite")
@@ -469,13 +434,9 @@ def translate(
         if group is not None and (group.args.get("rollup") or group.args.get("cube")):
             raise NotServed("GROUP BY ... WITH ROLLUP is not supported by the embedded back-end")
         _check_tables(sql, tree, tables)
-        declares, drops = _schema_effect(tree)
-        if isinstance(tree, exp.Create):
-            tree.set("properties", None)
         strict = isinstance(tree, (exp.Update, exp.Delete, exp.Insert))
         rewritten = _Rewriter(dict((c.lower(), t) for c, t in columns), strict).run(tree)
         # the tree is ours alone: no copy before generating
         text = _SQLITE.generate(rewritten, copy=False, unsupported_level=ErrorLevel.RAISE)
-        ddl = isinstance(tree, (exp.Create, exp.Drop, exp.Alter, exp.TruncateTable))
-        found.append(Translation(text, ddl, declares, drops))
+        found.append(Translation(text, isinstance(tree, (exp.Insert, exp.Update))))
     return tuple(found)

@@ -9,6 +9,7 @@ columns under the case-insensitive collation) and how `DESCRIBE` names it (Maria
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -33,12 +34,15 @@ _FLOAT_TYPES = {"FLOAT", "DOUBLE", "REAL", "DOUBLE PRECISION"}
 NumericType = tuple[str, int]  # ("int", 0), ("decimal", scale), ("float", 0) or ("text", 0)
 
 
-def _split(declared: str) -> tuple[str, list[str], bool]:
+@functools.lru_cache(maxsize=1024)
+def _split(declared: str) -> tuple[str, tuple[str, ...], bool]:
+    """Name, arguments and UNSIGNED of a declared type (cached: each statement types its
+    columns again, from the same few declarations)."""
     found = _TYPE.match(declared)
     if found is None:
-        return declared.strip().upper(), [], False
+        return declared.strip().upper(), (), False
     name, arguments, unsigned = found.groups()
-    parts = [a.strip() for a in arguments.split(",")] if arguments else []
+    parts = tuple(a.strip() for a in arguments.split(",")) if arguments else ()
     return " ".join(name.upper().split()), parts, bool(unsigned)
 
 
@@ -52,7 +56,7 @@ def mariadb_type(declared: str) -> str:
         width = arguments[0] if arguments else str(_INTEGER_WIDTHS[name] - bool(unsigned))
         return f"{'int' if name == 'INTEGER' else name.lower()}({width}){suffix}"
     if name in _DECIMAL_TYPES:
-        precision, scale = (arguments + ["10", "0"][len(arguments) :])[:2]
+        precision, scale = (arguments + ("10", "0")[len(arguments) :])[:2]
         return f"decimal({precision},{scale}){suffix}"
     if name == "CHAR" and not arguments:
         return "char(1)"

@@ -1,16 +1,18 @@
-"""Which agent statements the MySQL back-end sends to the server: an allow-list by kind.
+"""Which agent statements either back-end runs: one allow-list by kind, for SQLite and MySQL.
 
 The tasks need queries, row changes, metadata and plain transactions; everything else an
-agent could send to MariaDB (compound statements, XA, SET, PREPARE, HANDLER, LOAD DATA,
-DDL, account statements, KILL, executable comments, lock functions, files) is refused here
-before it reaches the server. The agent's account lacks the privileges for most of it as
-well; this guard covers what privileges cannot stop (XA, SET PASSWORD, compound statements).
+agent could send (compound statements, XA, SET, PREPARE, HANDLER, LOAD DATA, DDL, account
+statements, KILL, executable comments, lock functions, files) is refused here, in the same
+words on both back-ends, before it reaches SQLite or the server. On MySQL the agent's
+account lacks the privileges for most of it as well; this guard covers what privileges
+cannot stop (XA, SET PASSWORD, compound statements).
 The lexer follows MariaDB's: quotes with backslash escapes (unless the session's sql_mode
 has NO_BACKSLASH_ESCAPES), `#`, `-- ` and `/* */` comments. When unsure, it refuses.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
 # the first word of a statement the tasks may need
@@ -43,8 +45,10 @@ _WORD = re.compile(r"[A-Za-z0-9_$\x80-\U0010ffff]+")
 _BLANK = re.compile(r"\s+")
 
 
+@functools.lru_cache(maxsize=4096)
 def refusal(sql: str, *, backslash_escapes: bool = True) -> str | None:
-    """Why the agent's statement is refused, or None when it may run."""
+    """Why the agent's statement is refused, or None when it may run (cached: RL loops send
+    the same statements again)."""
     try:
         sql.encode("utf-8")
     except UnicodeEncodeError as error:
