@@ -185,7 +185,7 @@ SCENARIOS: dict[tuple[str, str], Scenario] = {
     ),
     (
         "DB, changes the table (`insert`, `update`, `delete`)",
-        "the table cannot be read (gone, or not in time; never the agent's doing, as its DDL is refused)",
+        "the table cannot be read (gone, or not in time)",
     ): db_write_broken,
     ("KG", "always"): kg_any,
     ("OS, judged by an evaluation script (every shipped task)", "always"): os_script,
