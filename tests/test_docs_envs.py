@@ -132,7 +132,7 @@ def db_write_broken() -> list[list[tuple[str, dict]]]:
         env.unwrapped.backend._require().execute(f"DROP TABLE {task.table_info.name}")
         observation, _, terminated, _, info = env.step("Action: Answer\nFinal Answer: done")
         assert terminated and "no longer exists" in info["error"]
-        return [refused, [at_reset, (observation, info)]]
+        return [[at_reset, (observation, info)]]
 
 
 def kg_any() -> list[list[tuple[str, dict]]]:
