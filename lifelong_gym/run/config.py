@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,6 +38,7 @@ class RunConfig(BaseModel):
     order: Literal["sample", "shuffled"] = "sample"
     seed: int | None = None
     max_consecutive_failures: int | None = Field(10, ge=1)
+    concurrency: int = Field(1, ge=1, description="tasks of the stream in flight at once")
     overwrite: bool = Field(False, description="start over instead of resuming")
     progress: bool = True
 
@@ -48,7 +50,14 @@ class RunConfig(BaseModel):
         """
         return self.model_dump(
             mode="json",
-            exclude={"output", "max_tasks", "overwrite", "progress", "max_consecutive_failures"},
+            exclude={
+                "output",
+                "max_tasks",
+                "overwrite",
+                "progress",
+                "max_consecutive_failures",
+                "concurrency",  # the runner records it itself
+            },
         )
 
 
@@ -116,6 +125,8 @@ def build_runner(config: RunConfig) -> Runner:
         config=config.identity(),
         restart=config.overwrite,
         progress=config.progress,
+        concurrency=config.concurrency,
+        make_env=partial(make_env, config),
     )
 
 

@@ -314,5 +314,7 @@ class Runner:
             "callbacks": [type(c).__qualname__ for c in self.callbacks],
             "user": self.user_config,
         }
+        if self.concurrency > 1:  # what callbacks see depends on it (absent: one at a time)
+            config["concurrency"] = self.concurrency
         text = json.dumps(config, default=lambda o: f"<{type(o).__name__}>")
         return json.loads(_URL_PASSWORD.sub(r"\1:***@", text))  # no passwords on disk
