@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -126,7 +125,6 @@ def build_runner(config: RunConfig) -> Runner:
         restart=config.overwrite,
         progress=config.progress,
         concurrency=config.concurrency,
-        make_env=partial(make_env, config),
     )
 
 

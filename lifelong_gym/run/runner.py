@@ -86,7 +86,8 @@ class Runner:
         concurrency: run up to this many tasks of the stream at once (see the module's
             docstring for the order of events and what callbacks see).
         make_env: builds each further environment that `concurrency` needs (the runner
-            closes those); default `gym.make(env.spec)`, the same id and arguments.
+            closes those); default `gym.make(env.spec, tasks=env.unwrapped.tasks)`: the
+            same id and arguments, sharing the task set already loaded.
     """
 
     def __init__(
@@ -209,15 +210,15 @@ class Runner:
         return made
 
     def _copy_env(self) -> gym.Env:
-        """A new environment of the same registered id and arguments as `env`."""
+        """A new environment of the same registered id, arguments and task set as `env`."""
         needs = f"concurrency={self.concurrency} runs {self.concurrency} environments"
         if self.env.spec is None:
             raise RunConfigError(
                 f"{needs}, and this {type(self.env.unwrapped).__name__} was not made by "
                 "gym.make: pass make_env=... (a function that returns a new one)"
             )
-        try:
-            return gym.make(self.env.spec)
+        try:  # the task set loaded once, shared
+            return gym.make(self.env.spec, tasks=self.env.unwrapped.tasks)
         except gym.error.Error as error:
             raise RunConfigError(
                 f"{needs}, and {self.env.spec.id} cannot be made again from its spec "
