@@ -13,6 +13,7 @@ sub-environments go on. The task that was in flight is not played again.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from copy import deepcopy
 from typing import Any
@@ -22,7 +23,7 @@ import numpy as np
 import ray
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
-from ray.exceptions import GetTimeoutError, RayError, RayTaskError
+from ray.exceptions import RayActorError, RayError, RayTaskError
 
 from lifelong_gym.distributed.actor import Placement, start_env_actor
 from lifelong_gym.errors import BackendError, ConfigError
@@ -220,23 +221,39 @@ class RayVectorEnv(VectorEnv):
     # -- faults, restarts, resets ------------------------------------------------------
 
     def _start(self, indices: Sequence[int]) -> None:
-        """Start fresh actors for `indices` (ending the old ones) and wait until they are built."""
-        for i in indices:
-            if self.actors[i] is not None:
-                ray.kill(self.actors[i], no_restart=True)
-            self.actors[i] = start_env_actor(**self._actor_options)
-        ready = {i: self.actors[i].placement.remote() for i in indices}
-        try:
-            placements = ray.get(list(ready.values()), timeout=self.start_timeout)
-        except GetTimeoutError:
-            raise BackendError(
-                f"no Ray node could host {self._actor_options['env_id']} within "
-                f"{self.start_timeout:g} s; each actor needs num_cpus="
-                f"{self._actor_options['num_cpus']} and resources="
-                f"{self._actor_options['resources']}: add a node that offers them"
-            ) from None
-        for i, placement in zip(ready, placements, strict=True):
-            self.placements[i] = placement
+        """Start fresh actors for `indices` (ending the old ones) and wait until they are built.
+
+        An actor that dies while starting (placed on a node that was going down) is placed
+        again, until `start_timeout`; one whose environment cannot be built is an error.
+        """
+        options = self._actor_options
+        deadline = time.monotonic() + self.start_timeout
+        pending = list(indices)
+        while pending:
+            for i in pending:
+                if self.actors[i] is not None:
+                    ray.kill(self.actors[i], no_restart=True)
+                self.actors[i] = start_env_actor(**options)
+            ready = {i: self.actors[i].placement.remote() for i in pending}
+            remaining = max(0.0, deadline - time.monotonic())
+            _, late = ray.wait(list(ready.values()), num_returns=len(ready), timeout=remaining)
+            if late:
+                raise BackendError(
+                    f"no Ray node could host {options['env_id']} within {self.start_timeout:g} s;"
+                    f" each actor needs num_cpus={options['num_cpus']} and resources="
+                    f"{options['resources']}: add a node that offers them"
+                )
+            pending = []
+            for i, ref in ready.items():
+                try:
+                    self.placements[i] = ray.get(ref)
+                except RayActorError as error:
+                    if error.actor_init_failed:
+                        raise BackendError(
+                            f"{options['env_id']} cannot be built in a Ray actor: "
+                            + _last_line(error.error_msg)
+                        ) from None
+                    pending.append(i)
 
     def _gather(self, calls: dict[int, Any]) -> dict[int, Any]:
         """Each call's result, or an `EnvFault` for the actors that died or did not answer."""
@@ -255,7 +272,7 @@ class RayVectorEnv(VectorEnv):
             except RayTaskError:
                 raise  # the environment itself raised: as in Gymnasium's own vector envs
             except RayError as error:
-                results[i] = EnvFault(_first_line(error))
+                results[i] = EnvFault(f"its Ray actor was lost: {_gist(error)}")
         return results
 
     def _reset_all(self, resets: dict[int, tuple[Any, Any]]) -> dict[int, Any]:
@@ -301,7 +318,14 @@ class RayVectorEnv(VectorEnv):
         return list(options), mask
 
 
-def _first_line(error: Exception) -> str:
-    """A Ray error's gist: its type and first line (the rest is a cluster-side traceback)."""
-    text = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {text[0] if text else ''}".rstrip(": ")
+def _gist(error: RayError) -> str:
+    """A Ray error's type and the line that says why (the rest is cluster-side detail)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    why = next((line for line in lines if "because" in line), lines[0] if lines else "")
+    return f"{type(error).__name__}: {why}"
+
+
+def _last_line(text: str) -> str:
+    """The last line of a traceback: the error and its message."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else text

@@ -27,6 +27,7 @@ from lifelong_gym.envs.db.backends.mysql import PREFIX, parse_url  # noqa: E402
 from lifelong_gym.envs.db.tasks import load_db_tasks  # noqa: E402
 from lifelong_gym.envs.os.sandbox import LABEL, LABEL_PID  # noqa: E402
 from lifelong_gym.envs.os.tasks import load_os_tasks  # noqa: E402
+from lifelong_gym.errors import BackendError  # noqa: E402
 from lifelong_gym.processes import process_alive  # noqa: E402
 
 from ..envs.db_fixtures import task_file  # noqa: E402
@@ -161,6 +162,11 @@ def test_per_sub_environment_options_and_disabled_autoreset(cluster, tmp_path):
         envs.close()
 
 
+def test_an_environment_that_cannot_be_built_is_one_clear_error(cluster):
+    with pytest.raises(BackendError, match="cannot be built in a Ray actor: .*backend"):
+        RayVectorEnv("LifelongDB-v0", 1, {"backend": "nosuchdb"})
+
+
 def test_four_db_and_two_os_envs_play_oracle_episodes_to_full_marks(
     cluster, mysql_env, mysql_url, os_image
 ):
@@ -226,7 +232,7 @@ def test_losing_a_node_mid_step_truncates_its_sub_environments_only(cluster, mys
         assert list(truncated) == [i in lost for i in range(4)] and not terminated.any()
         for i in range(4):
             assert bool(info["_env_error"][i]) == (i in lost)
-        assert "died" in info["env_error"][lost[0]].lower()
+        assert "actor was lost" in info["env_error"][lost[0]]
         assert all(envs.placements[i].node_id != plain_node.node_id for i in range(4))
         assert play_oracle(envs, load_db_tasks(), episodes=1, seed=3) == [1.0] * 4
     finally:
