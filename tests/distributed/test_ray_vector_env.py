@@ -95,9 +95,9 @@ def leftovers(pids: set[int], mysql_url: str) -> dict[str, list]:
     connection.close()
     client = docker.from_env()
     containers = [
-        c.id
-        for c in client.containers.list(all=True, filters={"label": LABEL})
-        if int(c.labels.get(LABEL_PID, "0")) in pids
+        c["Id"]
+        for c in client.api.containers(all=True, filters={"label": LABEL})
+        if int(c["Labels"].get(LABEL_PID, "0")) in pids
     ]
     return {"databases": databases, "accounts": accounts, "containers": containers}
 
