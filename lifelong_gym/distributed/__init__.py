@@ -16,6 +16,7 @@ except ImportError:
     ) from None
 
 from lifelong_gym.distributed.actor import EnvActor, EnvServer, start_env_actor
+from lifelong_gym.distributed.actor_env import ActorEnv, connect
 from lifelong_gym.distributed.vector import RayVectorEnv
 
-__all__ = ["EnvActor", "EnvServer", "RayVectorEnv", "start_env_actor"]
+__all__ = ["ActorEnv", "EnvActor", "EnvServer", "RayVectorEnv", "connect", "start_env_actor"]
