@@ -137,6 +137,8 @@ class Runner:
         self.make_env = make_env
         self.history: list[Session] = []
         self._saved_states = ""
+        self._bar: tqdm | None = None  # the progress of a run, and its running counts
+        self._correct = self._failures = 0
 
     # -- the run ------------------------------------------------------------------------
 

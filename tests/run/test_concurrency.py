@@ -10,7 +10,7 @@ import gymnasium as gym
 import pytest
 
 from lifelong_gym.agents import AgentError, LanguageModelAgent, OpenAIModelConfig, create_model
-from lifelong_gym.errors import RunConfigError
+from lifelong_gym.errors import RunConfigError, RunDirectoryError
 from lifelong_gym.run import EVENTS, Callback, Runner
 from lifelong_gym.session import SessionStatus
 from tests.agents.chat_server import ChatServer
@@ -206,3 +206,17 @@ def test_further_environments_are_made_from_the_spec_and_closed():
     others = {id(e): e for e in used if e is not env}
     assert len(others) == 2 and all(e.unwrapped.max_turns == 2 for e in others.values())
     assert ClosingSumEnv.closed == 2  # the runner closes what it made, not the caller's env
+
+
+def test_a_run_is_resumed_with_its_own_concurrency(tmp_path):
+    def runner(concurrency, max_tasks=None):
+        env = SumEnv()
+        return Runner(
+            env, PatternAgent(env.tasks), [], tmp_path / "run", max_tasks, progress=False,
+            concurrency=concurrency, make_env=SumEnv,
+        )  # fmt: skip
+
+    runner(3, max_tasks=5).run()
+    with pytest.raises(RunDirectoryError, match="concurrency: 3 -> 2"):
+        runner(2).run()
+    assert runner(3).run().sessions == 12
