@@ -94,7 +94,7 @@ def main() -> None:
     """Print tasks/s for each K, side by side."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=48)
-    parser.add_argument("--delay", type=float, default=0.1, help="seconds per model reply")
+    parser.add_argument("--delay", type=float, default=0.5, help="seconds per model reply")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8])
     parser.add_argument("--repeats", type=int, default=3, help="runs per K, interleaved")
     args = parser.parse_args()
