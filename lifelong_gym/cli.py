@@ -44,6 +44,8 @@ def main(verbose: bool) -> None:
 @click.option("--order", type=click.Choice(["sample", "shuffled"]), help="Task order.")
 @click.option("--seed", type=int, help="Seed of the shuffled order.")
 @click.option("--max-consecutive-failures", type=int, help="Stop after this many in a row.")
+@click.option("--concurrency", type=int, help="Run up to this many tasks at once (default 1).")
+@click.option("--ray", help="Run the environments in Ray actors: ADDRESS, auto or local.")
 @click.option("--overwrite", is_flag=True, default=None, help="Start over instead of resuming.")
 @click.option("--no-progress", "progress", flag_value=False, default=None, help="Be quiet.")
 def run(config_path: str | None, **flags: object) -> None:

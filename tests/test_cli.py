@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
-import random
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,7 +14,7 @@ from click.testing import CliRunner
 from lifelong_gym.cli import main
 from lifelong_gym.envs.db.tasks import load_db_tasks
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE, image_exists
-from lifelong_gym.run.folder import read_sessions
+from tests.crash_support import kill_until_done
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -130,13 +126,6 @@ def command(external: Path, out: Path, delay: float) -> list[str]:
     ]  # fmt: skip
 
 
-def complete_lines(path: Path) -> list[bytes]:
-    if not path.exists():
-        return []
-    data = path.read_bytes()
-    return data[: data.rfind(b"\n") + 1].splitlines(keepends=True)
-
-
 def test_sigkill_at_random_points_loses_at_most_one_session_per_kill(tmp_path, external_dir):
     # the saboteur's delay is not part of the run's identity in a real run, but it is a
     # callback argument here, so both runs use the same one
@@ -145,31 +134,7 @@ def test_sigkill_at_random_points_loses_at_most_one_session_per_kill(tmp_path, e
     subprocess.run(command(external_dir, reference, delay), cwd=ROOT, check=True)
     out = tmp_path / "killed"
     sessions = out / "sessions.jsonl"
-    rng = random.Random(20261201)
-    kills, previous = 0, []
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    while True:
-        process = subprocess.Popen(
-            command(external_dir, out, delay), cwd=ROOT, env=env,
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        )  # fmt: skip
-        start = len(complete_lines(sessions))
-        while process.poll() is None and len(complete_lines(sessions)) <= start:
-            time.sleep(0.002)
-        time.sleep(rng.uniform(0, 0.04))
-        if process.poll() is not None:
-            assert process.returncode == 0, process.stderr.read().decode()
-            break
-        process.send_signal(signal.SIGKILL)
-        process.wait()
-        process.stderr.close()
-        kills += 1
-        now = complete_lines(sessions)
-        read_sessions(sessions)  # never corrupt: every complete line is a session
-        # what was recorded before stays recorded, except at most the last line
-        kept = max(len(previous) - 1, 0)
-        assert now[:kept] == previous[:kept]
-        previous = now
+    kills = kill_until_done(command(external_dir, out, delay), ROOT, sessions, 20261201, 0.04)
     assert kills >= 20
     final = sessions.read_bytes()
     assert final == (reference / "sessions.jsonl").read_bytes()

@@ -9,6 +9,7 @@ run in list order and know nothing of each other.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
     import gymnasium as gym
 
     from lifelong_gym.agents import Agent
+
+logger = logging.getLogger(__name__)
 
 EVENTS: tuple[str, ...] = (
     "restore_state",
@@ -170,3 +173,24 @@ def state_keys(callbacks: Sequence[Callback]) -> list[str]:
         seen[name] = seen.get(name, 0) + 1
         keys.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
     return keys
+
+
+def fire(
+    callbacks: Sequence[Callback],
+    event: str,
+    arguments: tuple[Agent, gym.Env, Session | None, Sequence[Session], SessionControl],
+    errors: list[str],
+) -> SessionControl:
+    """Call one event's handler on every callback, in order, with (agent, env, session,
+    history, control); a handler's new control replaces the old, a failure goes to `errors`."""
+    agent, env, session, history, control = arguments
+    for callback in callbacks:
+        try:
+            result = getattr(callback, event)(agent, env, session, history, control)
+        except Exception as error:
+            logger.exception("callback %s failed in %s", type(callback).__name__, event)
+            errors.append(f"{type(callback).__name__}.{event}: {type(error).__name__}: {error}")
+            continue
+        if result is not None:
+            control = result
+    return control

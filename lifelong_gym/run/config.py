@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,6 +39,13 @@ class RunConfig(BaseModel):
     order: Literal["sample", "shuffled"] = "sample"
     seed: int | None = None
     max_consecutive_failures: int | None = Field(10, ge=1)
+    concurrency: int = Field(1, ge=1, description="tasks of the stream in flight at once")
+    ray: str | None = Field(
+        None, description="run the environments in Ray actors: a cluster address, auto or local"
+    )
+    ray_resources: dict[str, float] = Field(
+        default_factory=dict, description="Ray resources each environment's actor needs"
+    )
     overwrite: bool = Field(False, description="start over instead of resuming")
     progress: bool = True
 
@@ -48,7 +57,16 @@ class RunConfig(BaseModel):
         """
         return self.model_dump(
             mode="json",
-            exclude={"output", "max_tasks", "overwrite", "progress", "max_consecutive_failures"},
+            exclude={
+                "output",
+                "max_tasks",
+                "overwrite",
+                "progress",
+                "max_consecutive_failures",
+                "concurrency",  # the runner records it itself
+                "ray",  # where the environments run does not change the run
+                "ray_resources",
+            },
         )
 
 
@@ -88,7 +106,8 @@ def build_runner(config: RunConfig) -> Runner:
     argument, a busy output folder or a changed config is refused before any model loads.
     """
     callbacks = [make_callback(spec) for spec in config.callbacks]
-    env = make_env(config)
+    make = make_env if config.ray is None else _actor_env_maker(config)
+    env = make(config)
     folder = None
     try:
         folder = RunDirectory(config.output)
@@ -116,11 +135,30 @@ def build_runner(config: RunConfig) -> Runner:
         config=config.identity(),
         restart=config.overwrite,
         progress=config.progress,
+        concurrency=config.concurrency,
+        make_env=None if config.ray is None else partial(make, config),
     )
 
 
 def make_env(config: RunConfig) -> gym.Env:
     """The environment of a run, its arguments checked against its signature first."""
+    kwargs = env_kwargs(config)
+    try:
+        return gym.make(config.env, **kwargs)
+    except TypeError as error:
+        raise RunConfigError(f"env {config.env!r} does not take these env_args: {error}") from None
+
+
+def _actor_env_maker(config: RunConfig) -> Callable[[RunConfig], gym.Env]:
+    """What makes the run's environments in Ray actors, once joined to the cluster."""
+    from lifelong_gym.distributed import ActorEnv, connect
+
+    connect(config.ray or "auto")
+    return lambda config: ActorEnv(config.env, env_kwargs(config), config.ray_resources)
+
+
+def env_kwargs(config: RunConfig) -> dict[str, Any]:
+    """The environment's keyword arguments, checked against its signature."""
     kwargs = dict(config.env_args)
     if config.tasks is not None:
         kwargs["tasks"] = config.tasks
@@ -132,7 +170,4 @@ def make_env(config: RunConfig) -> gym.Env:
     target = gym.envs.registration.load_env_creator(entry) if isinstance(entry, str) else entry
     base = LifelongEnv if isinstance(target, type) and issubclass(target, LifelongEnv) else None
     check_arguments(target, kwargs, f"env {config.env}", also=base)
-    try:
-        return gym.make(config.env, **kwargs)
-    except TypeError as error:
-        raise RunConfigError(f"env {config.env!r} does not take these env_args: {error}") from None
+    return kwargs

@@ -4,6 +4,14 @@ The appendix's controller in the shape of `transformers.Trainer`: it makes a ses
 task, lets the agent and the environment take turns, fires the seven callback events,
 keeps the history of finished sessions, and snapshots every finished session so that
 running the same command again resumes the run.
+
+With `concurrency=K`, up to K tasks of the stream are in flight, each in an environment of
+its own, and they move in lockstep turns: a turn asks the agent once for the replies of
+every session that waits for one (`Agent.act_batch`), then steps their environments at
+once. Task t starts only after task t-K has finished, the completion events fire in the
+stream's order, and every event of task t shows its callbacks the sessions of tasks
+0..t-K only: the order alone fixes what a method can know, so a run with a given K is
+reproducible. K=1 runs one session at a time.
 """
 
 from __future__ import annotations
@@ -12,7 +20,8 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +29,10 @@ import gymnasium as gym
 from pydantic import BaseModel
 from tqdm.auto import tqdm
 
-from lifelong_gym.agents import Agent, AgentError
-from lifelong_gym.errors import RunAbortedError
+from lifelong_gym.agents import Agent
+from lifelong_gym.errors import RunAbortedError, RunConfigError
 from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics, compute_metrics
-from lifelong_gym.run.callbacks import Callback, SessionControl, state_keys
+from lifelong_gym.run.callbacks import Callback, SessionControl, fire, state_keys
 from lifelong_gym.run.folder import (
     CONFIG_FILE,
     METRICS_FILE,
@@ -31,6 +40,7 @@ from lifelong_gym.run.folder import (
     RunDirectory,
     RunDirectoryError,
 )
+from lifelong_gym.run.lockstep import Lockstep
 from lifelong_gym.run.report import format_report, write_plots
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
 from lifelong_gym.tasks import task_order
@@ -73,6 +83,11 @@ class Runner:
         progress: show a progress bar and print the report at the end.
         plots: write the learning-curve and per-skill PNGs at the end.
         metrics_every: also write `metrics.json` after every this many sessions.
+        concurrency: run up to this many tasks of the stream at once (see the module's
+            docstring for the order of events and what callbacks see).
+        make_env: builds each further environment that `concurrency` needs (the runner
+            closes those); default `gym.make(env.spec, tasks=env.unwrapped.tasks)`: the
+            same id and arguments, sharing the task set already loaded.
     """
 
     def __init__(
@@ -93,7 +108,11 @@ class Runner:
         plots: bool = True,
         window: int = DEFAULT_WINDOW,
         metrics_every: int = 500,
+        concurrency: int = 1,
+        make_env: Callable[[], gym.Env] | None = None,
     ):
+        if concurrency < 1:
+            raise RunConfigError(f"concurrency must be at least 1, got {concurrency}")
         self.env = env
         self.agent = agent
         self.callbacks = list(callbacks)
@@ -114,9 +133,12 @@ class Runner:
         self.plots = plots
         self.window = window
         self.metrics_every = metrics_every
+        self.concurrency = concurrency
+        self.make_env = make_env
         self.history: list[Session] = []
-        self._errors: list[str] = []
         self._saved_states = ""
+        self._bar: tqdm | None = None  # the progress of a run, and its running counts
+        self._correct = self._failures = 0
 
     # -- the run ------------------------------------------------------------------------
 
@@ -138,35 +160,72 @@ class Runner:
         stream = self.order[: self.max_tasks] if self.max_tasks is not None else self.order
         if folder is not None:
             self._open(folder)
-        correct = sum(s.outcome == EvaluationOutcome.CORRECT for s in self.history)
-        failures = 0
-        bar = tqdm(
+        remaining = len(stream) - len(self.history)
+        envs = [self.env, *self._more_envs(min(self.concurrency, remaining) - 1)]
+        self._bar = tqdm(
             total=len(stream),
             initial=min(len(self.history), len(stream)),
             unit="task",
             disable=not self.progress,
             dynamic_ncols=True,
         )
+        self._correct = sum(s.outcome == EvaluationOutcome.CORRECT for s in self.history)
+        self._failures = 0
+        lockstep = Lockstep(
+            self.agent, self.callbacks, self.concurrency, self.max_skipped_interactions
+        )
         try:
-            for task_index in stream[len(self.history) :]:
-                session = self._run_task(task_index)
-                self.history.append(session)
-                if folder is not None:
-                    self._save(folder, session)
-                correct += session.outcome == EvaluationOutcome.CORRECT
-                bar.update()
-                bar.set_postfix(success=f"{correct / len(self.history):.1%}", refresh=False)
-                failures = failures + 1 if session.status in FAILURE_STATUSES else 0
-                if self.max_consecutive_failures and failures >= self.max_consecutive_failures:
-                    self._finish(folder)
-                    raise RunAbortedError(
-                        f"stopped after {failures} sessions in a row failed (last: "
-                        f"{session.status.value}: {session.error}); fix the cause and run "
-                        "the same command again to go on (the failed sessions stay recorded)"
-                    )
+            lockstep.play(stream, self.history, envs, partial(self._record, folder=folder))
         finally:
-            bar.close()
+            self._bar.close()
+            for env in envs[1:]:
+                env.close()
         return self._finish(folder)
+
+    def _record(self, session: Session, folder: RunDirectory | None) -> None:
+        """Append a finished session to the history and the run folder; stop after failures."""
+        self.history.append(session)
+        if folder is not None:
+            self._save(folder, session)
+        self._correct += session.outcome == EvaluationOutcome.CORRECT
+        self._bar.update()
+        self._bar.set_postfix(success=f"{self._correct / len(self.history):.1%}", refresh=False)
+        self._failures = self._failures + 1 if session.status in FAILURE_STATUSES else 0
+        if self.max_consecutive_failures and self._failures >= self.max_consecutive_failures:
+            self._finish(folder)
+            raise RunAbortedError(
+                f"stopped after {self._failures} sessions in a row failed (last: "
+                f"{session.status.value}: {session.error}); fix the cause and run "
+                "the same command again to go on (the failed sessions stay recorded)"
+            )
+
+    def _more_envs(self, count: int) -> list[gym.Env]:
+        """`count` more environments like `env`, from `make_env` or from the env's spec."""
+        made: list[gym.Env] = []
+        try:
+            for _ in range(count):
+                made.append(self.make_env() if self.make_env is not None else self._copy_env())
+        except BaseException:
+            for env in made:
+                env.close()
+            raise
+        return made
+
+    def _copy_env(self) -> gym.Env:
+        """A new environment of the same registered id, arguments and task set as `env`."""
+        needs = f"concurrency={self.concurrency} runs {self.concurrency} environments"
+        if self.env.spec is None:
+            raise RunConfigError(
+                f"{needs}, and this {type(self.env.unwrapped).__name__} was not made by "
+                "gym.make: pass make_env=... (a function that returns a new one)"
+            )
+        try:  # the task set loaded once, shared
+            return gym.make(self.env.spec, tasks=self.env.unwrapped.tasks)
+        except gym.error.Error as error:
+            raise RunConfigError(
+                f"{needs}, and {self.env.spec.id} cannot be made again from its spec "
+                f"({error}): pass make_env=... (a function that returns a new one)"
+            ) from None
 
     def _open(self, folder: RunDirectory) -> None:
         """Start a new run in `folder`, or resume the one it holds."""
@@ -185,11 +244,12 @@ class Runner:
         self._saved_states = json.dumps(self._callback_states(), sort_keys=True, default=str)
         if not states and not history:
             return
-        self._errors = []
-        self._fire("restore_state", None, SessionControl())
-        if self._errors:
+        errors: list[str] = []
+        arguments = (self.agent, self.env, None, self.history, SessionControl())
+        fire(self.callbacks, "restore_state", arguments, errors)
+        if errors:
             raise RunAbortedError(
-                f"cannot resume: {self._errors[0]}; fix the callback, or start over with "
+                f"cannot resume: {errors[0]}; fix the callback, or start over with "
                 "--overwrite (restart=True)"
             )
         logger.info("resuming %s after %d sessions", folder.path, len(history))
@@ -257,110 +317,7 @@ class Runner:
             "callbacks": [type(c).__qualname__ for c in self.callbacks],
             "user": self.user_config,
         }
+        if self.concurrency > 1:  # what callbacks see depends on it (absent: one at a time)
+            config["concurrency"] = self.concurrency
         text = json.dumps(config, default=lambda o: f"<{type(o).__name__}>")
         return json.loads(_URL_PASSWORD.sub(r"\1:***@", text))  # no passwords on disk
-
-    # -- one task -----------------------------------------------------------------------
-
-    def _run_task(self, task_index: int) -> Session:
-        """Run one task from session creation to the state-save event."""
-        self._errors = []
-        control = self._fire("on_session_create", Session(task_index=task_index), SessionControl())
-        try:
-            self.env.reset(options={"task_index": task_index})
-        except Exception as error:  # a back-end that cannot start the task
-            logger.exception("environment failed to reset for task %d", task_index)
-            return Session(
-                task_index=task_index,
-                skills=list(self.env.unwrapped.tasks[task_index].skills),
-                status=SessionStatus.TASK_ENVIRONMENT_ERROR,
-                error=f"{type(error).__name__}: {error}",
-            )
-        session: Session = self.env.unwrapped.session
-        control = self._fire("on_environment_reset", session, control)
-        self._converse(session, control)
-        control = self._fire("on_environment_complete", session, control)
-        self._fire("on_state_save", session, control)
-        if self._errors:
-            session.status = SessionStatus.TASK_UNKNOWN_ERROR
-            session.error = "; ".join(self._errors)
-        return session  # the environment makes a new Session at the next reset
-
-    def _converse(self, session: Session, control: SessionControl) -> None:
-        """Alternate agent replies and environment steps until the session is finished."""
-        skipped = 0
-        while not session.finished:
-            if self._errors:
-                self._end(session, SessionStatus.TASK_UNKNOWN_ERROR, "")
-            elif control.end_session:
-                self._end(session, SessionStatus.COMPLETED, "")
-            elif control.skip_next_inference:
-                control.skip_next_inference = False
-            else:
-                control = self._infer(session, control)
-            if session.finished or self._errors or control.end_session:
-                continue
-            if control.skip_next_interaction:
-                control.skip_next_interaction = False
-                skipped += 1
-                if skipped >= self.max_skipped_interactions:
-                    self._errors.append(f"callbacks skipped {skipped} interactions in a row")
-                continue
-            if control.reply is None:
-                self._errors.append("skip_next_inference was set but no reply was given")
-                continue
-            reply, control.reply = control.reply, None
-            skipped = 0
-            try:
-                self.env.step(reply)
-            except Exception as error:
-                logger.exception("environment failed in step of task %d", session.task_index)
-                message = f"{type(error).__name__}: {error}"
-                self._end(session, SessionStatus.TASK_ENVIRONMENT_ERROR, message)
-                continue
-            control = self._fire("on_environment_interact", session, control)
-
-    def _infer(self, session: Session, control: SessionControl) -> SessionControl:
-        """Ask the agent for the next reply; an agent failure ends the session."""
-        try:
-            control.reply = self.agent.act(session)
-        except AgentError as error:
-            self._end(session, error.status, f"{type(error).__name__}: {error}")
-            return control
-        except Exception as error:
-            logger.exception("agent failed on task %d", session.task_index)
-            message = f"{type(error).__name__}: {error}"
-            self._end(session, SessionStatus.AGENT_UNKNOWN_ERROR, message)
-            return control
-        return self._fire("on_agent_inference", session, control)
-
-    def _end(self, session: Session, status: SessionStatus, error: str) -> None:
-        """Stop a running session with `status` and let the environment score it."""
-        env = self.env.unwrapped
-        if env.session is session and env.task is not None and not session.finished:
-            try:
-                env.end_task(status, error)
-            except Exception as failure:
-                logger.exception("environment failed to complete task %d", session.task_index)
-                session.error = session.error or f"{type(failure).__name__}: {failure}"
-            return
-        session.status = status
-        if error:
-            session.error = session.error or error
-
-    def _fire(self, event: str, session: Session | None, control: SessionControl) -> SessionControl:
-        """Call one event's handler on every callback; a failure is recorded, not raised."""
-        for callback in self.callbacks:
-            try:
-                result = getattr(callback, event)(
-                    self.agent, self.env, session, self.history, control
-                )
-            except Exception as error:
-                logger.exception("callback %s failed in %s", type(callback).__name__, event)
-                self._errors.append(
-                    f"{type(callback).__name__}.{event}: {type(error).__name__}: {error}"
-                )
-                continue
-            if result is not None:
-                control = result
-        return control
