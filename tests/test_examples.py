@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
@@ -26,3 +28,10 @@ def test_replay_study(tmp_path):
     assert overall[-1] == ["overall", "100.0%", "100.0%", "(+0.0)"]  # the oracle, twice
     assert (tmp_path / "comparison.png").is_file()
     assert (tmp_path / "replay-2" / "sessions.jsonl").read_text().count("\n") == 5
+
+
+def test_ray_cluster():
+    pytest.importorskip("ray", reason="needs Ray: pip install 'lifelong-gym[ray]'")
+    out = run("ray_cluster.py", "--db-envs", "2", "--episodes", "1")
+    assert "LifelongDB-v0: 2 actors on" in out
+    assert "2 episodes, mean reward 1.00" in out
