@@ -363,6 +363,7 @@ class ContainerPool(SandboxPool):
 
     def _remove_all(self) -> None:
         remove_containers(self.client, {"label": f"{LABEL}={self.run_id}"})
+        remove_leftovers(self.client)  # and those of runs killed meanwhile (a lost Ray actor)
 
 
 def remove_containers(client: Any, filters: dict[str, Any]) -> int:
