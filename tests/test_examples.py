@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
@@ -26,3 +28,26 @@ def test_replay_study(tmp_path):
     assert overall[-1] == ["overall", "100.0%", "100.0%", "(+0.0)"]  # the oracle, twice
     assert (tmp_path / "comparison.png").is_file()
     assert (tmp_path / "replay-2" / "sessions.jsonl").read_text().count("\n") == 5
+
+
+def test_skyrl_episodes():
+    pytest.importorskip("skyrl_gym", reason="pip install 'lifelong-gym[skyrl]'")
+    out = run("skyrl_episodes.py", "--episodes", "3", "--action-format", "tools")
+    assert out.count("reward 1.0 completed correct") == 3
+    assert "mean correct 1.00 over 3 episodes" in out
+
+
+def test_trl_grpo(tmp_path):
+    pytest.importorskip("trl", reason="pip install 'lifelong-gym[trl]'")
+    out = run(
+        "trl_grpo.py",
+        "--tiny",
+        "--steps",
+        "2",
+        "--max-completion-length",
+        "12",
+        "--output",
+        str(tmp_path),
+    )
+    rewards = [line for line in out.splitlines() if line.startswith("step ")]
+    assert [line.split(":")[0] for line in rewards] == ["step 1", "step 2"]
