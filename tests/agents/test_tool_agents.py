@@ -138,3 +138,35 @@ def test_the_transformers_back_end_renders_tools_with_the_chat_template(tiny_mod
     env.step(reply)
     assert env.unwrapped.session.chat_history[1].content == reply
     env.close()
+
+
+def recorded_replies(output: Path) -> list[list[str]]:
+    lines = (output / "sessions.jsonl").read_text(encoding="utf-8").splitlines()
+    sessions = [Session.model_validate(json.loads(line)) for line in lines]
+    assert [s.reward for s in sessions] == [1.0] * len(sessions)
+    return [[m.content for m in s.chat_history if m.role == Role.AGENT] for s in sessions]
+
+
+def test_a_run_in_the_tools_format_gives_its_agents_the_tools(
+    chat_server: ChatServer, tmp_path: Path
+):
+    from click.testing import CliRunner
+
+    from lifelong_gym.cli import main
+
+    def run(agent: str, output: Path) -> list[list[str]]:
+        arguments = ["run", "--env", "LifelongDB-v0", "--env-arg", "action_format=tools"]
+        arguments += ["--agent", agent, "--output", str(output), "--max-tasks", "2"]
+        result = CliRunner().invoke(main, [*arguments, "--no-progress"])
+        assert result.exit_code == 0, result.output
+        return recorded_replies(output)
+
+    oracle_replies = run("oracle", tmp_path / "oracle")  # the oracle replies with tool calls
+    assert all(isinstance(parse_tool_call(r), ToolCall) for s in oracle_replies for r in s)
+    # a model agent replaying them: the run sent it the environment's tools
+    for reply in (r for session in oracle_replies for r in session):
+        call = parse_tool_call(reply)
+        chat_server.push(Reply(content=None, tool_calls=[call.openai("srv")]))
+    assert run(f"openai:{chat_server.base_url}#served", tmp_path / "model")
+    tools = gym.make("LifelongDB-v0", action_format="tools").unwrapped.tools
+    assert all(request["tools"] == tools for request in chat_server.requests)
