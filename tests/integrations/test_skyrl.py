@@ -11,8 +11,9 @@ skyrl_gym = pytest.importorskip(
     "skyrl_gym", reason="the SkyRL adapter needs skyrl-gym: pip install 'lifelong-gym[skyrl]'"
 )
 
-import lifelong_gym.integrations.skyrl  # noqa: E402,F401 - registers the ids with skyrl_gym
 from skyrl_gym.envs.base_text_env import BaseTextEnv  # noqa: E402
+
+import lifelong_gym.integrations.skyrl  # noqa: E402,F401 - registers the ids with skyrl_gym
 
 
 def test_every_id_is_registered():
