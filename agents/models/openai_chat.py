@@ -107,7 +107,8 @@ class OpenAIChatModel(LanguageModel):
         if self.config.temperature > 0:
             options["top_p"] = self.config.top_p
         if tools:
-            options["tools"] = list(tools)
+            # "auto" is the API's default with tools; llama.cpp's server needs it said
+            options["tools"], options["tool_choice"] = list(tools), "auto"
         raw = self.client.chat.completions.with_raw_response.create(
             model=self.config.model,
             messages=list(messages),  # type: ignore[arg-type]
