@@ -86,6 +86,7 @@ def test_an_openai_agent_plays_the_db_environment_with_tools(chat_server: ChatSe
             reply = agent.act(env.unwrapped.session)
             request = chat_server.requests[-1]
             assert request["tools"] == env.unwrapped.tools
+            assert request["tool_choice"] == "auto"
             assert request["messages"] == to_messages(
                 env.unwrapped.session.chat_history, tool_calls=True
             )
