@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 from urllib.parse import parse_qsl
 
 from lifelong_gym.errors import AgentSpecError
@@ -14,25 +15,27 @@ from .models import ModelConfigError
 from .oracle import OracleAgent
 from .pool import ModelPool, create_model, parse_model_config
 
-AgentBuilder = Callable[[str, TaskSet], Agent]
+Tools = Sequence[dict[str, Any]] | None
+# (argument after the prefix, tasks, the environment's tools when it takes tool calls)
+AgentBuilder = Callable[[str, TaskSet, Tools], Agent]
 
 
-def _model_agent(name: str, fields: dict[str, str], options: str) -> Agent:
+def _model_agent(name: str, fields: dict[str, str], options: str, tools: Tools) -> Agent:
     """A LanguageModelAgent over the model of `fields` plus `?key=value&...` options."""
     try:
         pairs = parse_qsl(options, strict_parsing=True) if options else []
     except ValueError:
         raise AgentSpecError(f"agent {name}: options must read ?key=value&key=value") from None
     config = parse_model_config({**dict(pairs), "name": name, **fields})
-    return LanguageModelAgent(create_model(config))
+    return LanguageModelAgent(create_model(config), tools=tools)
 
 
-def _hf_agent(argument: str, _tasks: TaskSet) -> Agent:
+def _hf_agent(argument: str, _tasks: TaskSet, tools: Tools) -> Agent:
     path, _, options = argument.partition("?")
-    return _model_agent(f"hf:{argument}", {"backend": "hf", "path": path}, options)
+    return _model_agent(f"hf:{argument}", {"backend": "hf", "path": path}, options, tools)
 
 
-def _openai_agent(argument: str, _tasks: TaskSet) -> Agent:
+def _openai_agent(argument: str, _tasks: TaskSet, tools: Tools) -> Agent:
     base_url, _, model = argument.partition("#")
     model, _, options = model.partition("?")
     if not model:
@@ -41,30 +44,34 @@ def _openai_agent(argument: str, _tasks: TaskSet) -> Agent:
             "e.g. openai:http://127.0.0.1:8000/v1#Qwen/Qwen2.5-7B-Instruct"
         )
     fields = {"backend": "openai", "base_url": base_url, "model": model}
-    return _model_agent(f"openai:{argument}", fields, options)
+    return _model_agent(f"openai:{argument}", fields, options, tools)
 
 
-# spec prefix -> builder(argument after the prefix, tasks). A prefix ending in ":" takes an
-# argument ("hf:MODEL"); one without must match the whole spec.
+# spec prefix -> builder(argument after the prefix, tasks, tools). A prefix ending in ":"
+# takes an argument ("hf:MODEL"); one without must match the whole spec.
 AGENT_SPECS: dict[str, AgentBuilder] = {
-    "oracle": lambda _argument, tasks: OracleAgent(tasks),
+    "oracle": lambda _argument, tasks, tools: OracleAgent(tasks, "tools" if tools else "text"),
     "hf:": _hf_agent,
     "openai:": _openai_agent,
 }
 
 
-def make_agent(spec: str, tasks: TaskSet, pool: ModelPool | None = None) -> Agent:
+def make_agent(
+    spec: str, tasks: TaskSet, pool: ModelPool | None = None, tools: Tools = None
+) -> Agent:
     """Build the agent a spec names: oracle, hf:/path/to/model, openai:URL#model-name,
     or model:NAME for a model of `pool` (the run's configured models).
 
     Model options follow a `?`: `hf:/models/qwen?max_new_tokens=256&temperature=0.7`.
+    `tools`: the environment's tools when it takes tool calls (`action_format="tools"`);
+    the agent then replies with tool calls.
     """
     if spec.startswith("model:"):
         name = spec.removeprefix("model:")
         if pool is None:
             raise AgentSpecError(f"agent {spec!r} needs models configured in the run's YAML")
         try:
-            return LanguageModelAgent(pool.get(name))
+            return LanguageModelAgent(pool.get(name), tools=tools)
         except ModelConfigError as error:
             raise AgentSpecError(str(error)) from None
     for prefix, build in AGENT_SPECS.items():
@@ -72,7 +79,7 @@ def make_agent(spec: str, tasks: TaskSet, pool: ModelPool | None = None) -> Agen
         takes_argument = prefix.endswith(":")
         if (spec.startswith(prefix) and bool(argument)) if takes_argument else spec == prefix:
             try:
-                return build(argument, tasks)
+                return build(argument, tasks, tools)
             except ModelConfigError as error:
                 raise AgentSpecError(str(error)) from None
     known = ", ".join(p + ("..." if p.endswith(":") else "") for p in [*AGENT_SPECS, "model:"])

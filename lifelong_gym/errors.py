@@ -66,6 +66,10 @@ class ChatTemplateError(ModelConfigError):
     """A chat template that an episode cannot be built on turn by turn; the message says why."""
 
 
+class MissingExtraError(ConfigError):
+    """An optional package a feature needs is not installed; the message names the extra."""
+
+
 class RolloutConfigError(ConfigError):
     """Environments or settings that episodes cannot be collected from; the message says why."""
 

@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from lifelong_gym.tool_calls import assistant_message
+
 
 class SessionStatus(StrEnum):
     """Why a session is where it is (the benchmark's values)."""
@@ -78,9 +80,30 @@ _CHAT_ROLES = {Role.USER: "user", Role.AGENT: "assistant"}
 
 
 def to_messages(
-    history: Sequence[ChatMessage], system_prompt: str | None = None
-) -> list[dict[str, str]]:
-    """A chat history as OpenAI-style messages (user / assistant), after an optional system one."""
-    messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
-    messages += [{"role": _CHAT_ROLES[m.role], "content": m.content} for m in history]
+    history: Sequence[ChatMessage], system_prompt: str | None = None, *, tool_calls: bool = False
+) -> list[dict[str, Any]]:
+    """A chat history as OpenAI-style messages (user / assistant), after an optional system one.
+
+    With `tool_calls` (an environment with `action_format="tools"`), an agent turn holding
+    one valid call becomes an assistant message with `tool_calls`, and the observation after
+    it a `tool` message answering the call's id; other turns stay plain text.
+    """
+    messages: list[dict[str, Any]] = (
+        [{"role": "system", "content": system_prompt}] if system_prompt else []
+    )
+    open_call: str | None = None  # the id of the call whose result comes next
+    for turn, message in enumerate(history):
+        if open_call is not None and message.role == Role.USER:
+            messages.append({"role": "tool", "tool_call_id": open_call, "content": message.content})
+            open_call = None
+            continue
+        call = None
+        if tool_calls and message.role == Role.AGENT:
+            call = assistant_message(message.content, f"call_{turn}")
+        if call is not None:
+            messages.append(call)
+            open_call = call["tool_calls"][0]["id"]
+        else:
+            messages.append({"role": _CHAT_ROLES[message.role], "content": message.content})
+            open_call = None
     return messages

@@ -32,14 +32,17 @@ class ToolCall:
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
 
-    def reply(self) -> str:
-        """The call as an OpenAI assistant message in JSON (what `step` accepts)."""
-        call = {
-            "id": "call_0",
+    def openai(self, call_id: str = "call_0") -> dict[str, Any]:
+        """The call as an entry of an OpenAI message's `tool_calls` (arguments as JSON text)."""
+        return {
+            "id": call_id,
             "type": "function",
             "function": {"name": self.name, "arguments": json.dumps(self.arguments)},
         }
-        return json.dumps({"role": "assistant", "content": None, "tool_calls": [call]})
+
+    def reply(self) -> str:
+        """The call as an OpenAI assistant message in JSON (what `step` accepts)."""
+        return json.dumps({"role": "assistant", "content": None, "tool_calls": [self.openai()]})
 
 
 def function_schema(name: str, description: str, **parameters: str) -> dict[str, Any]:
@@ -76,6 +79,27 @@ def parse_tool_call(reply: str) -> ToolCall | InvalidReply:
     if len(calls) > 1:
         return InvalidReply(f"the reply holds {len(calls)} tool calls; make one call a turn")
     return _call(calls[0])
+
+
+def assistant_message(reply: str, call_id: str) -> dict[str, Any] | None:
+    """A reply holding one valid call as the OpenAI assistant message that makes it; else None.
+
+    The call keeps the id an OpenAI message gives it, else takes `call_id`; the text around
+    `<tool_call>` markup is the message's content. This is how a model reads its own turn
+    back in the chat history, with the tool result answering the call's id.
+    """
+    call = parse_tool_call(reply)
+    if isinstance(call, InvalidReply):
+        return None
+    calls = _message_calls(reply)
+    if calls is None:
+        content = _MARKUP.sub("", reply).strip()
+    else:
+        content = _decode(reply.strip()).get("content")
+        raw_id = calls[0].get("id") if isinstance(calls[0], dict) else None
+        call_id = raw_id if isinstance(raw_id, str) and raw_id else call_id
+    text = content if isinstance(content, str) else ""
+    return {"role": "assistant", "content": text, "tool_calls": [call.openai(call_id)]}
 
 
 def _message_calls(reply: str) -> list[Any] | None:

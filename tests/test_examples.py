@@ -35,3 +35,26 @@ def test_ray_cluster():
     out = run("ray_cluster.py", "--db-envs", "2", "--episodes", "1")
     assert "LifelongDB-v0: 2 actors on" in out
     assert "2 episodes, mean reward 1.00" in out
+
+
+def test_skyrl_episodes():
+    pytest.importorskip("skyrl_gym", reason="pip install 'lifelong-gym[skyrl]'")
+    out = run("skyrl_episodes.py", "--episodes", "3", "--action-format", "tools")
+    assert out.count("reward 1.0 completed correct") == 3
+    assert "mean correct 1.00 over 3 episodes" in out
+
+
+def test_trl_grpo(tmp_path):
+    pytest.importorskip("trl", reason="pip install 'lifelong-gym[trl]'")
+    out = run(
+        "trl_grpo.py",
+        "--tiny",
+        "--steps",
+        "2",
+        "--max-completion-length",
+        "12",
+        "--output",
+        str(tmp_path),
+    )
+    rewards = [line for line in out.splitlines() if line.startswith("step ")]
+    assert [line.split(":")[0] for line in rewards] == ["step 1", "step 2"]

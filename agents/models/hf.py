@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Sequence
@@ -63,30 +64,51 @@ class TransformersModel(LanguageModel):
             return dtype
         return "auto" if self.device.type == "cuda" else self._torch.float32
 
-    def prompt(self, messages: Sequence[Message]) -> str:
-        """The text the model reads for `messages` (the chat template, ready for a reply)."""
+    def prompt(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None
+    ) -> str:
+        """The text the model reads for `messages` (the chat template, ready for a reply).
+
+        `tools` are rendered by the chat template, as the model was trained to read them;
+        past calls are given to it with their arguments as objects, as templates expect.
+        """
+        if not tools:
+            return self.tokenizer.apply_chat_template(
+                list(messages), tokenize=False, add_generation_prompt=True
+            )
         return self.tokenizer.apply_chat_template(
-            list(messages), tokenize=False, add_generation_prompt=True
+            [_with_argument_objects(m) for m in messages],
+            tools=list(tools),
+            tokenize=False,
+            add_generation_prompt=True,
         )
 
     def count_tokens(self, messages: Sequence[Message]) -> int:
         """The prompt length of `messages` in tokens."""
         return len(self.tokenizer(self.prompt(messages), add_special_tokens=False)["input_ids"])
 
-    def generate(self, batch: Sequence[Sequence[Message]]) -> list[str]:
-        """One reply per history, generated `batch_size` histories at a time."""
+    def generate(
+        self, batch: Sequence[Sequence[Message]], tools: Sequence[dict[str, Any]] | None = None
+    ) -> list[str]:
+        """One reply per history, generated `batch_size` histories at a time.
+
+        With `tools` the reply is the model's text as is: the tool-call markup its chat
+        template taught it (`<tool_call>{...}</tool_call>`) is what an environment parses.
+        """
         size = self.config.batch_size
         replies: list[str] = []
         with self._lock:
             for start in range(0, len(batch), size):
-                replies.extend(self._generate_chunk(batch[start : start + size]))
+                replies.extend(self._generate_chunk(batch[start : start + size], tools))
         return replies
 
-    def _generate_chunk(self, chunk: Sequence[Sequence[Message]]) -> list[str]:
+    def _generate_chunk(
+        self, chunk: Sequence[Sequence[Message]], tools: Sequence[dict[str, Any]] | None
+    ) -> list[str]:
         torch = self._torch
         try:
             inputs = self.tokenizer(
-                [self.prompt(messages) for messages in chunk],
+                [self.prompt(messages, tools) for messages in chunk],
                 add_special_tokens=False,
                 padding=True,
                 return_tensors="pt",
@@ -129,3 +151,19 @@ class TransformersModel(LanguageModel):
         del self.model
         if self.device.type == "cuda":
             self._torch.cuda.empty_cache()
+
+
+def _with_argument_objects(message: Message) -> Message:
+    """`message` with its calls' JSON-text arguments decoded (chat templates render objects)."""
+    if not message.get("tool_calls"):
+        return message
+    calls = []
+    for call in message["tool_calls"]:
+        function = dict(call["function"])
+        if isinstance(function.get("arguments"), str):
+            try:
+                function["arguments"] = json.loads(function["arguments"])
+            except ValueError:
+                pass  # not JSON: the template shows the text
+        calls.append({**call, "function": function})
+    return {**message, "tool_calls": calls}

@@ -68,17 +68,23 @@ class OpenAIChatModel(LanguageModel):
                 f"fix the model name, {fix}"
             )
 
-    def generate(self, batch: Sequence[Sequence[Message]]) -> list[str]:
-        """One reply per history, at most `concurrency` requests in flight (over all callers)."""
-        if len(batch) <= 1:
-            return [self._complete(messages) for messages in batch]
-        with ThreadPoolExecutor(min(self.config.concurrency, len(batch))) as pool:
-            return list(pool.map(self._complete, batch))
+    def generate(
+        self, batch: Sequence[Sequence[Message]], tools: Sequence[dict[str, Any]] | None = None
+    ) -> list[str]:
+        """One reply per history, at most `concurrency` requests in flight (over all callers).
 
-    def _complete(self, messages: Sequence[Message]) -> str:
+        With `tools` the request offers them (`tools=`); a reply with `tool_calls` comes back
+        as the assistant message in JSON, which an environment with tools accepts.
+        """
+        if len(batch) <= 1:
+            return [self._complete(messages, tools) for messages in batch]
+        with ThreadPoolExecutor(min(self.config.concurrency, len(batch))) as pool:
+            return list(pool.map(lambda messages: self._complete(messages, tools), batch))
+
+    def _complete(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None) -> str:
         try:
             with self._slots:  # held through the SDK's retries: a retry is a request in flight
-                return self._request(messages)
+                return self._request(messages, tools)
         except self._retried as error:
             attempts = _attempts(error)
             raise AgentError(
@@ -96,10 +102,13 @@ class OpenAIChatModel(LanguageModel):
                 f"model {self.config.name!r}: {type(error).__name__}: {error}"
             ) from error
 
-    def _request(self, messages: Sequence[Message]) -> str:
+    def _request(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None) -> str:
         options: dict[str, Any] = {"temperature": self.config.temperature}
         if self.config.temperature > 0:
             options["top_p"] = self.config.top_p
+        if tools:
+            # "auto" is the API's default with tools; llama.cpp's server needs it said
+            options["tools"], options["tool_choice"] = list(tools), "auto"
         raw = self.client.chat.completions.with_raw_response.create(
             model=self.config.model,
             messages=list(messages),  # type: ignore[arg-type]
@@ -115,7 +124,16 @@ class OpenAIChatModel(LanguageModel):
             raise AgentError(
                 f"model {self.config.name!r}: a reply with no choices: {body!r:.300}"
             ) from error
-        return (choice.get("message") or {}).get("content") or ""
+        message = choice.get("message") or {}
+        if message.get("tool_calls"):
+            return json.dumps(
+                {
+                    "role": "assistant",
+                    "content": message.get("content"),
+                    "tool_calls": message["tool_calls"],
+                }
+            )
+        return message.get("content") or ""
 
     def close(self) -> None:
         """Close the HTTP connections."""

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+# Offered tools are listed first, and past calls written as the `<tool_call>` markup the
+# environments parse; a conversation without tools renders as plain turns.
 TINY_CHAT_TEMPLATE = (
-    "{% for message in messages %}<|{{ message['role'] }}|>\n{{ message['content'] }}<|end|>\n"
+    "{% if tools %}<|tools|>\n{% for tool in tools %}{{ tool | tojson }}\n{% endfor %}<|end|>\n"
+    "{% endif %}{% for message in messages %}<|{{ message['role'] }}|>\n"
+    "{{ message['content'] or '' }}{% for call in message.tool_calls or [] %}<tool_call>"
+    "{{ {'name': call.function.name, 'arguments': call.function.arguments} | tojson }}"
+    "</tool_call>{% endfor %}<|end|>\n"
     "{% endfor %}{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
 )
 

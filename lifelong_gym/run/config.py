@@ -117,7 +117,8 @@ def build_runner(config: RunConfig) -> Runner:
             pool = ModelPool(config.models) if config.models else None
         except ModelConfigError as error:
             raise RunConfigError(f"models: {error}") from None
-        agent = make_agent(config.agent, env.unwrapped.tasks, pool)
+        tools = env.unwrapped.tools if env.unwrapped.action_format == "tools" else None
+        agent = make_agent(config.agent, env.unwrapped.tasks, pool, tools)
     except BaseException:
         if folder is not None:
             folder.close()

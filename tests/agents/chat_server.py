@@ -17,6 +17,7 @@ class Reply:
 
     status: int = 200
     content: str | None = "OK."
+    tool_calls: list[dict[str, Any]] | None = None  # the reply's calls, in the OpenAI shape
     body: bytes | None = None  # sent as is instead of a completion built from `content`
     hang: float = 0.0  # seconds to wait before answering
     headers: dict[str, str] = field(default_factory=dict)
@@ -129,8 +130,12 @@ def _completion(request: dict[str, Any], reply: Reply) -> dict[str, Any]:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": reply.content},
-                "finish_reason": "stop",
+                "message": {
+                    "role": "assistant",
+                    "content": reply.content,
+                    **({"tool_calls": reply.tool_calls} if reply.tool_calls else {}),
+                },
+                "finish_reason": "tool_calls" if reply.tool_calls else "stop",
             }
         ],
         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},

@@ -25,7 +25,9 @@ def free_port() -> int:
 class LlamaServer:
     """`python -m llama_cpp.server` on a free loopback port, serving `model` as `smollm2`."""
 
-    def __init__(self, model: Path, *, n_ctx: int = 4096, threads: int = 2):
+    def __init__(
+        self, model: Path, *, n_ctx: int = 4096, threads: int = 2, chat_format: str | None = None
+    ):
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.log = tempfile.NamedTemporaryFile(prefix="llama-server-", suffix=".log")
@@ -48,6 +50,8 @@ class LlamaServer:
             "--n_threads_batch",
             str(threads),
         ]
+        if chat_format is not None:
+            command += ["--chat_format", chat_format]
         self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT)
         try:
             self._wait_until_serving()

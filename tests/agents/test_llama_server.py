@@ -55,3 +55,31 @@ def test_a_real_server_runs_tasks_end_to_end(
     llama_server: LlamaServer, tmp_path: Path, env: str, tasks: int, env_args: tuple[str, ...]
 ):
     check_sessions(run(llama_server, tmp_path / "run", env, tasks, *env_args), tasks)
+
+
+def test_a_real_server_answers_with_a_native_tool_call(llama_tools_server: LlamaServer):
+    """SmolLM2 behind llama.cpp's function-calling chat format answers with `tool_calls`.
+
+    The server's call comes back as the assistant message the environment takes; whether
+    SmolLM2 (135M parameters) fills the arguments well is the environment's to judge.
+    """
+    import gymnasium as gym
+
+    from lifelong_gym.agents import LanguageModelAgent, OpenAIModelConfig
+    from lifelong_gym.agents.models.openai_chat import OpenAIChatModel
+
+    tools = gym.make("LifelongDB-v0", action_format="tools").unwrapped.tools
+    config = OpenAIModelConfig(
+        name="smollm2", base_url=llama_tools_server.base_url, model=MODEL_NAME, max_new_tokens=40
+    )
+    agent = LanguageModelAgent(OpenAIChatModel(config), tools=tools)
+    session = Session(task_index=0)
+    session.add(Role.USER, "Run SELECT 1 with the execute_sql tool.")
+    reply = agent.act(session)
+    try:
+        message = json.loads(reply)
+    except ValueError:
+        pytest.fail(f"no tool call: {reply!r}\n{llama_tools_server.output()}")
+    assert message["role"] == "assistant"
+    (call,) = message["tool_calls"]
+    assert call["function"]["name"] in {tool["function"]["name"] for tool in tools}

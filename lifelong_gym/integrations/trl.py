@@ -1,0 +1,142 @@
+"""TRL: an environment of the suite as `GRPOTrainer(environment_factory=...)` takes it.
+
+    from trl import GRPOConfig, GRPOTrainer
+    from lifelong_gym.integrations.trl import environment_factory
+
+    trainer = GRPOTrainer(
+        model=model,
+        args=GRPOConfig(max_steps=100, ...),
+        environment_factory=environment_factory("LifelongDB-v0", max_turns=5),
+    )
+
+TRL makes one instance per rollout and finds the tools among its public methods: here
+they are the environment's own (`execute_sql(sql)` and `commit_final_answer(answer)` on
+the DB environment), each sending the call to `step` as a native tool call and returning
+the observation as the tool result. `reset(**row)` starts a task (the dataset row's
+`task_index` if it has one, else one drawn by the environment) and returns its prompt.
+`get_reward()` is the environment's reward; an episode the model left without ending
+is scored as it stands, with the text format's status for a reply that calls no tool
+(`agent_validation_failed`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import weakref
+from typing import Any, ClassVar
+
+import gymnasium as gym
+
+from lifelong_gym.errors import EnvArgumentError
+from lifelong_gym.session import Session, SessionStatus
+from lifelong_gym.tool_calls import ToolCall
+
+from .extras import import_extra
+
+ENDED = "The task has ended; no tool can be called any more."
+
+
+class ToolEnvironment:
+    """One environment of the suite in the tools format, seen by TRL as an object with tools.
+
+    Subclasses made by `environment_factory` add one public method per tool of the
+    environment, and the id and keyword arguments to build it with.
+    """
+
+    env_id: ClassVar[str]
+    env_kwargs: ClassVar[dict[str, Any]]
+
+    def __init__(self) -> None:
+        self._env = gym.make(self.env_id, action_format="tools", **self.env_kwargs)
+        # TRL keeps its instances for the whole run and has no close(): free with the object
+        self._closer = weakref.finalize(self, self._env.close)
+
+    def reset(self, **row: Any) -> str:
+        """Start a task (the row's `task_index`, else one drawn); its prompt for the model."""
+        index = row.get("task_index")
+        observation, _ = self._env.reset(options={"task_index": index})
+        return observation
+
+    def get_reward(self) -> float:
+        """The episode's reward from the environment, ending it first if it still runs."""
+        env = self._env.unwrapped
+        if env.session is None:
+            return 0.0
+        if not env.session.finished:
+            env.end_task(
+                SessionStatus.AGENT_VALIDATION_FAILED,
+                "the model's last turn called no tool before the task ended",
+            )
+        return env.session.reward
+
+    @property
+    def session(self) -> Session | None:
+        """The current (or last) task's record: history, status, outcome and reward."""
+        return self._env.unwrapped.session
+
+    def _call(self, name: str, arguments: dict[str, Any]) -> str:
+        session = self.session
+        if session is None or session.finished:
+            return ENDED
+        observation, *_ = self._env.step(ToolCall(name, arguments).reply())
+        return observation or ENDED
+
+
+def environment_factory(env_id: str, **env_kwargs: Any) -> type[ToolEnvironment]:
+    """The class TRL's `GRPOTrainer(environment_factory=...)` takes, for `env_id`.
+
+    `env_kwargs` go to `gym.make` with `action_format="tools"`; each instance holds one
+    environment, freed when TRL drops it.
+    """
+    import_extra("trl", "trl", "lifelong_gym.integrations.trl")
+    if "action_format" in env_kwargs:
+        raise EnvArgumentError("TRL's environments take tool calls: drop action_format")
+    schemas = _tool_schemas(env_id)
+    methods: dict[str, Any] = {s["function"]["name"]: _tool_method(s) for s in schemas}
+    clash = sorted(set(methods) & {"reset", "get_reward", "session"})
+    if clash:
+        raise EnvArgumentError(f"{env_id}: tools named {clash} would hide TRL's own methods")
+    name = re.sub(r"\W", "_", env_id.split("-")[0])  # the name TRL logs the reward under
+    attributes = {"env_id": env_id, "env_kwargs": dict(env_kwargs), **methods}
+    attributes["__doc__"] = f"{env_id} for TRL: the tools are {', '.join(methods)}."
+    return type(name, (ToolEnvironment,), attributes)
+
+
+def _tool_schemas(env_id: str) -> tuple[dict[str, Any], ...]:
+    """The function schemas of `env_id`'s environment class, without building one."""
+    import lifelong_gym  # noqa: F401 - registers the suite's ids
+
+    try:
+        entry_point = gym.spec(env_id).entry_point
+    except gym.error.Error as error:
+        raise EnvArgumentError(str(error)) from None
+    if isinstance(entry_point, str):
+        entry_point = gym.envs.registration.load_env_creator(entry_point)
+    schemas = getattr(entry_point, "tool_schemas", ())
+    if not schemas:
+        raise EnvArgumentError(f"{env_id} is not an environment of the suite with tools")
+    return schemas
+
+
+def _tool_method(schema: dict[str, Any]) -> Any:
+    """A method calling one tool, with the signature and docstring TRL reads its schema from."""
+    function = schema["function"]
+    name = function["name"]
+    properties: dict[str, Any] = function["parameters"]["properties"]
+
+    def call(self: ToolEnvironment, **arguments: Any) -> str:
+        return self._call(name, arguments)
+
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    call.__name__ = call.__qualname__ = name
+    call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [inspect.Parameter(key, keyword, annotation=str) for key in properties],
+        return_annotation=str,
+    )
+    call.__annotations__ = {**dict.fromkeys(properties, str), "return": str}
+    arguments = [f"    {key}: {spec['description']}" for key, spec in properties.items()]
+    lines = [function["description"], *(["", "Args:", *arguments] if arguments else [])]
+    call.__doc__ = "\n".join([*lines, "", "Returns:", "    The environment's observation."])
+    return call

@@ -1,0 +1,26 @@
+"""The adapters' frameworks are optional: absent, they are one error naming the extra."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from lifelong_gym.errors import MissingExtraError
+from lifelong_gym.integrations.extras import import_extra
+
+
+def test_import_lifelong_gym_imports_no_framework():
+    code = "import sys, lifelong_gym; print(sorted({'trl', 'skyrl_gym'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("module", "extra"), [("trl", "trl"), ("skyrl_gym.envs.base_text_env", "skyrl")]
+)
+def test_a_missing_framework_names_its_extra(monkeypatch: pytest.MonkeyPatch, module, extra):
+    monkeypatch.setitem(sys.modules, module.split(".")[0], None)  # as if not installed
+    with pytest.raises(MissingExtraError, match=rf"pip install 'lifelong-gym\[{extra}\]'"):
+        import_extra(module, extra, "the adapter")

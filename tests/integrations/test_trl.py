@@ -1,0 +1,121 @@
+"""TRL's `GRPOTrainer(environment_factory=...)` on the DB environment, with the tiny model."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+from lifelong_gym.agents import OracleAgent
+from lifelong_gym.session import Role, SessionStatus
+from lifelong_gym.tool_calls import parse_tool_call
+
+trl = pytest.importorskip(
+    "trl", reason="the TRL adapter needs trl: pip install 'lifelong-gym[trl]'"
+)
+
+from lifelong_gym.integrations.trl import ENDED, environment_factory  # noqa: E402
+
+
+def test_the_tools_are_the_environments():
+    tools = environment_factory("LifelongDB-v0")()
+    env = gym.make("LifelongDB-v0", action_format="tools")
+    from transformers.utils import get_json_schema
+
+    schemas = {s["function"]["name"]: s["function"] for s in env.unwrapped.tools}
+    for name, schema in schemas.items():
+        derived = get_json_schema(getattr(tools, name))["function"]
+        assert derived["parameters"]["properties"] == schema["parameters"]["properties"]
+        assert derived["description"] == schema["description"]
+    env.close()
+
+
+def play_oracle(tools, oracle: OracleAgent, index: int, *, wrong: bool = False) -> float:
+    """One task through the tool methods, as TRL's loop calls them; the reward TRL reads."""
+    prompt = tools.reset(task_index=index, prompt=[{"role": "user", "content": ""}])
+    assert "execute_sql" in prompt
+    while not tools.session.finished:
+        call = parse_tool_call(oracle.act(tools.session))
+        if wrong and call.name == "commit_final_answer":
+            call.arguments["answer"] = "certainly not the answer"
+        tools_method = getattr(tools, call.name)
+        tools_method(**call.arguments)
+    assert tools.execute_sql(sql="SELECT 1") == ENDED
+    return tools.get_reward()
+
+
+def test_rewards_are_the_environments_own():
+    tools = environment_factory("LifelongDB-v0", max_turns=8)()
+    oracle = OracleAgent(tools._env.unwrapped.tasks, "tools")
+    indices = tools._env.unwrapped.tasks.indices[:6]
+    assert [play_oracle(tools, oracle, i) for i in indices] == [1.0] * 6
+    assert [play_oracle(tools, oracle, i, wrong=True) for i in indices[:3]] == [0.0] * 3
+    # a model that stops without calling the tool that ends the task
+    tools.reset(task_index=indices[0])
+    assert tools.get_reward() == 0.0
+    assert tools.session.status == SessionStatus.AGENT_VALIDATION_FAILED
+
+
+def test_a_call_with_wrong_arguments_is_judged_by_the_environment():
+    tools = environment_factory("LifelongDB-v0")()
+    tools.reset(task_index=tools._env.unwrapped.tasks.indices[0])
+    observation = tools.execute_sql(query="SELECT 1")
+    assert "`execute_sql` takes sql; got query" in observation
+    assert tools.session.status == SessionStatus.AGENT_VALIDATION_FAILED
+    assert tools.get_reward() == 0.0
+
+
+def test_grpo_trainer_logs_the_environments_rewards(tiny_model_dir: Path, tmp_path: Path):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl.chat_template_utils import qwen2_5_chat_template
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
+    tokenizer.chat_template = qwen2_5_chat_template  # a template TRL parses tool calls of
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
+    rewards: list[tuple[int, float, list[str]]] = []  # per episode: task, reward, replies
+
+    class Recorded(environment_factory("LifelongDB-v0", max_turns=3)):
+        def get_reward(self) -> float:
+            reward = super().get_reward()
+            replies = [m.content for m in self.session.chat_history if m.role == Role.AGENT]
+            rewards.append((self.session.task_index, reward, replies))
+            return reward
+
+    args = trl.GRPOConfig(
+        output_dir=str(tmp_path),
+        max_steps=2,
+        per_device_train_batch_size=4,
+        num_generations=2,
+        max_completion_length=12,
+        max_tool_calling_iterations=2,
+        logging_steps=1,
+        report_to=[],
+        use_cpu=True,
+        bf16=False,
+        seed=0,
+        temperature=1.0,
+    )
+    trainer = trl.GRPOTrainer(
+        model=model, processing_class=tokenizer, args=args, environment_factory=Recorded
+    )
+    trainer.train()
+
+    logged = [entry for entry in trainer.state.log_history if "rewards/Recorded/mean" in entry]
+    assert len(logged) == 2 and len(rewards) == 8
+    for step, entry in enumerate(logged):
+        episode_rewards = [reward for _, reward, _ in rewards[4 * step : 4 * step + 4]]
+        assert math.isclose(entry["rewards/Recorded/mean"], sum(episode_rewards) / 4)
+    # the rewards are what the environment gives the same replies on a fresh start
+    env = gym.make("LifelongDB-v0", action_format="tools", max_turns=3)
+    for index, reward, replies in rewards:
+        env.reset(options={"task_index": index})
+        for reply in replies:
+            env.step(reply)
+        if not env.unwrapped.session.finished:
+            env.unwrapped.end_task(SessionStatus.AGENT_VALIDATION_FAILED)
+        assert env.unwrapped.session.reward == reward
+    env.close()
+    json.dumps(trainer.state.log_history)  # the logs hold plain numbers
