@@ -130,7 +130,7 @@ def test_the_transformers_back_end_renders_tools_with_the_chat_template(tiny_mod
     )
     assert "<|tool|>\n[(1,)]<|end|>" in prompt
     # without tools, the prompt of the text format as before
-    assert model.prompt(messages[:2]) == "<|user|>\nThe task.<|end|>\n<|assistant|>\n"
+    assert model.prompt(messages[:1]) == "<|user|>\nThe task.<|end|>\n<|assistant|>\n"
     # the generated text goes to the environment as it is
     agent = LanguageModelAgent(model, tools=tools)
     env.reset(options={"task_index": env.unwrapped.tasks.indices[0]})

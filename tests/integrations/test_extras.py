@@ -21,6 +21,7 @@ def test_import_lifelong_gym_imports_no_framework():
     ("module", "extra"), [("trl", "trl"), ("skyrl_gym.envs.base_text_env", "skyrl")]
 )
 def test_a_missing_framework_names_its_extra(monkeypatch: pytest.MonkeyPatch, module, extra):
-    monkeypatch.setitem(sys.modules, module.split(".")[0], None)  # as if not installed
+    for name in {module.split(".")[0], module}:  # as if not installed, even if imported
+        monkeypatch.setitem(sys.modules, name, None)
     with pytest.raises(MissingExtraError, match=rf"pip install 'lifelong-gym\[{extra}\]'"):
         import_extra(module, extra, "the adapter")
