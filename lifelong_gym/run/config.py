@@ -10,9 +10,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lifelong_gym.agents import ModelConfigError, ModelPool, make_agent
-from lifelong_gym.arguments import check_arguments
-from lifelong_gym.core import LifelongEnv
 from lifelong_gym.errors import RunConfigError
+from lifelong_gym.registration import make_env as make_checked_env
 from lifelong_gym.run import method_callbacks  # noqa: F401 - registers the methods' names
 from lifelong_gym.run.folder import RunDirectory
 from lifelong_gym.run.registry import make_callback, parse_assignment
@@ -124,15 +123,4 @@ def make_env(config: RunConfig) -> gym.Env:
     kwargs = dict(config.env_args)
     if config.tasks is not None:
         kwargs["tasks"] = config.tasks
-    try:
-        spec = gym.spec(config.env)
-    except gym.error.Error as error:
-        raise RunConfigError(f"env {config.env!r}: {error}") from None
-    entry = spec.entry_point
-    target = gym.envs.registration.load_env_creator(entry) if isinstance(entry, str) else entry
-    base = LifelongEnv if isinstance(target, type) and issubclass(target, LifelongEnv) else None
-    check_arguments(target, kwargs, f"env {config.env}", also=base)
-    try:
-        return gym.make(config.env, **kwargs)
-    except TypeError as error:
-        raise RunConfigError(f"env {config.env!r} does not take these env_args: {error}") from None
+    return make_checked_env(config.env, kwargs)

@@ -1,0 +1,1 @@
+"""Adapters that plug the suite into training frameworks and serving protocols."""
