@@ -173,7 +173,6 @@ def serve(env_id: str, host: str, port: int, env_args: tuple[str, ...], max_sess
         from lifelong_gym.integrations.openenv import serve as serve_openenv
 
         kwargs = parse_env_args(env_args)
-        click.echo(f"serving {env_id} on ws://{host}:{port}/ws (Ctrl-C stops)", err=True)
         serve_openenv(env_id, kwargs, host=host, port=port, max_sessions=max_sessions)
     except LifelongGymError as error:
         raise click.ClickException(str(error)) from None

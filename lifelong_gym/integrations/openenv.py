@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -94,7 +95,9 @@ class GymnasiumSession(Environment[LifelongAction, LifelongObservation, Lifelong
     def __init__(self, env_id: str, env_kwargs: Mapping[str, Any]):
         super().__init__()
         self.env_id = env_id
-        self.env = make_env(env_id, env_kwargs)
+        # the environment itself, without Gymnasium's checker wrappers: a first reset that
+        # fails (a task index out of range) leaves PassiveEnvChecker unable to step again
+        self.env = make_env(env_id, env_kwargs).unwrapped
         self._state = LifelongState(env_id=env_id)
 
     def reset(
@@ -112,8 +115,7 @@ class GymnasiumSession(Environment[LifelongAction, LifelongObservation, Lifelong
             task_index=info.get("task_index"),
             status="running",
         )
-        unwrapped = self.env.unwrapped
-        tools = unwrapped.tools if getattr(unwrapped, "action_format", "") == "tools" else []
+        tools = self.env.tools if getattr(self.env, "action_format", "") == "tools" else []
         return LifelongObservation(text=text, info=_plain(info), tools=tools)
 
     def step(
@@ -192,7 +194,10 @@ def serve(
     max_sessions: int = DEFAULT_MAX_SESSIONS,
     log_level: str = "warning",
 ) -> None:
-    """Serve `env_id` until interrupted; a bad id, argument or busy port raises first."""
+    """Serve `env_id` until interrupted; a bad id, argument or busy port raises first.
+
+    Prints the address to stderr once it listens.
+    """
     import uvicorn
 
     make_env(env_id, env_kwargs or {}).close()  # a bad id or argument fails here, once
@@ -202,6 +207,7 @@ def serve(
         log_level=log_level,
         ws_max_size=MAX_MESSAGE_BYTES,
     )
+    print(f"serving {env_id} on ws://{host}:{port}/ws (Ctrl-C stops)", file=sys.stderr)
     uvicorn.Server(config).run(sockets=[listener])
 
 

@@ -151,4 +151,3 @@ def _episode_spec(extra_info: Any) -> dict[str, Any]:
         "env_kwargs": dict(extra_info.get("env_kwargs") or {}),
         "task_index": None if task is None else int(task),
     }
-
