@@ -6,3 +6,12 @@
 set -euo pipefail
 python -m pip install -q torch==2.13.0
 python -m pip install -q -e ".[hf,openai,smollm2,train]"
+# OpenEnv's server and client (about 1 min)
+python -m pip install -q -e ".[openenv]"
+# verl for its agent-loop classes (about 10 min on a loaded 2-core machine, most of it ray):
+# its requirements but its transformers pin (<5.11, the train extra needs >=5.24; the agent
+# loop imports and runs with 5.24), then verl itself without dependencies
+python -m pip install -q torch==2.13.0 "transformers>=5.24" codetiming dill hydra-core pybind11 \
+    pylatexenc "tensordict!=0.9.0,<=0.10.0,>=0.8.0" torchdata "ray[default]>=2.41.0" datasets \
+    pandas "pyarrow>=19" accelerate peft
+python -m pip install -q --no-deps verl==0.9.1

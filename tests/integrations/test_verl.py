@@ -109,6 +109,11 @@ def run(loop: LifelongAgentLoop, task_index: int, **env_kwargs) -> AgentLoopOutp
     )
 
 
+def where(values: list, mask: list[int], bit: int) -> list:
+    """The values at the positions where the mask is `bit`."""
+    return [v for v, m in zip(values, mask, strict=True) if m == bit]
+
+
 def test_the_loop_is_registered_with_verl():
     assert _agent_loop_registry["lifelong_gym"] == {
         "_target_": "lifelong_gym.integrations.verl.LifelongAgentLoop"
@@ -126,11 +131,11 @@ def test_oracle_replies_score_one_and_the_mask_marks_exactly_the_generated_token
         assert isinstance(output, AgentLoopOutput)
         assert output.reward_score == 1.0
         assert output.extra_fields["status"] == "completed"
-        generated = [t for t, m in zip(output.response_ids, output.response_mask) if m]
+        generated = where(output.response_ids, output.response_mask, 1)
         assert generated == [t for ids in server.generated for t in ids]
         assert len(output.response_logprobs) == len(output.response_ids)
-        assert {p for p, m in zip(output.response_logprobs, output.response_mask) if m} == {-0.5}
-        assert {p for p, m in zip(output.response_logprobs, output.response_mask) if not m} == {0}
+        assert set(where(output.response_logprobs, output.response_mask, 1)) == {-0.5}
+        assert set(where(output.response_logprobs, output.response_mask, 0)) == {0}
         batch = output.as_dict()  # verl's own conversion to tensors
         assert batch["responses"].shape == batch["response_mask"].shape
         assert float(batch["rm_scores"][-1]) == 1.0
@@ -153,7 +158,7 @@ def test_a_real_model_gets_its_logprobs_and_the_environment_reward(tiny_model_di
     output = run(agent_loop(PolicyServer(policy), policy.tokenizer), db_tasks.indices[0])
     assert output.reward_score == 0.0  # random weights never solve a task
     assert output.extra_fields["status"] == "agent_validation_failed"
-    generated = [p for p, m in zip(output.response_logprobs, output.response_mask) if m]
+    generated = where(output.response_logprobs, output.response_mask, 1)
     assert len(generated) == sum(output.response_mask) >= 1
     assert all(p < 0 for p in generated)
 
