@@ -249,3 +249,23 @@ class LifelongEnvClient(EnvClient[LifelongAction, LifelongObservation, LifelongS
 
     def _parse_state(self, payload: dict[str, Any]) -> LifelongState:
         return LifelongState(**payload)
+
+
+async def play_episode(client: LifelongEnvClient, agent: Any, **reset_kwargs: Any) -> dict:
+    """Play one episode in `client`'s session with a lifelong-gym agent (`act(session)`).
+
+    Returns the last step's `reward`, `info` and the session as the agent saw it.
+    """
+    from lifelong_gym.session import Role, Session
+
+    result = await client.reset(**reset_kwargs)
+    info = result.observation.info
+    session = Session(task_index=info["task_index"], skills=info.get("skills", []))
+    session.add(Role.USER, result.observation.text)
+    while not result.done:
+        reply = agent.act(session)
+        session.add(Role.AGENT, reply)
+        result = await client.step(LifelongAction(reply=reply))
+        if result.observation.text:
+            session.add(Role.USER, result.observation.text)
+    return {"reward": result.reward, "info": result.observation.info, "session": session}

@@ -18,6 +18,7 @@ Dataset rows name the episode in `extra_info` (see `dataset_row`): `env_id`,
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping
 from typing import Any
 from uuid import uuid4
@@ -50,13 +51,18 @@ def dataset_row(env_id: str, task_index: int, **env_kwargs: Any) -> dict[str, An
     """One row of a verl RL dataset that plays `env_id`'s task `task_index`.
 
     The prompt column is a placeholder that verl's dataset needs; the episode's real
-    prompt is the environment's first observation.
+    prompt is the environment's first observation. `env_kwargs` is kept as JSON text, so
+    rows of different environments fit one parquet column.
     """
     return {
         "prompt": [{"role": "user", "content": f"{env_id} task {task_index}"}],
         "agent_name": AGENT_NAME,
         "data_source": env_id,
-        "extra_info": {"env_id": env_id, "env_kwargs": env_kwargs, "task_index": task_index},
+        "extra_info": {
+            "env_id": env_id,
+            "env_kwargs": json.dumps(env_kwargs),
+            "task_index": task_index,
+        },
     }
 
 
@@ -142,12 +148,13 @@ def _episode_spec(extra_info: Any) -> dict[str, Any]:
     """The row's environment and task, or an error naming what the row lacks."""
     if not isinstance(extra_info, Mapping) or not isinstance(extra_info.get("env_id"), str):
         raise RolloutConfigError(
-            "a lifelong_gym row needs extra_info={'env_id': ..., 'env_kwargs': {...}, "
+            "a lifelong_gym row needs extra_info={'env_id': ..., 'env_kwargs': ..., "
             "'task_index': ...}: build rows with lifelong_gym.integrations.verl.dataset_row"
         )
     task = extra_info.get("task_index")
+    env_kwargs = extra_info.get("env_kwargs") or {}
     return {
         "env_id": extra_info["env_id"],
-        "env_kwargs": dict(extra_info.get("env_kwargs") or {}),
+        "env_kwargs": json.loads(env_kwargs) if isinstance(env_kwargs, str) else dict(env_kwargs),
         "task_index": None if task is None else int(task),
     }

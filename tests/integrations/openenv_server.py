@@ -10,7 +10,6 @@ import urllib.request
 from contextlib import contextmanager
 
 from lifelong_gym.agents import OracleAgent
-from lifelong_gym.session import Role, Session
 
 STARTUP_SECONDS = 240  # imports and the first environment; slow on a loaded machine
 
@@ -57,22 +56,15 @@ def _wait_healthy(process: subprocess.Popen, url: str) -> None:
 
 
 async def play_oracle(url: str, tasks, task_index: int, action_format: str = "text") -> dict:
-    """One oracle episode in a session of its own, through OpenEnv's client."""
-    from lifelong_gym.integrations.openenv import LifelongAction, LifelongEnvClient
+    """One oracle episode in a session of its own, through OpenEnv's client; and its state."""
+    from lifelong_gym.integrations.openenv import LifelongEnvClient, play_episode
 
-    oracle = OracleAgent(tasks, action_format=action_format)
     async with LifelongEnvClient(base_url=url) as client:
-        result = await client.reset(task_index=task_index)
-        session = Session(task_index=result.observation.info["task_index"])
-        session.add(Role.USER, result.observation.text)
-        while not result.done:
-            reply = oracle.act(session)
-            session.add(Role.AGENT, reply)
-            result = await client.step(LifelongAction(reply=reply))
-            if result.observation.text:
-                session.add(Role.USER, result.observation.text)
-        state = await client.state()
-    return {"reward": result.reward, "info": result.observation.info, "state": state}
+        played = await play_episode(
+            client, OracleAgent(tasks, action_format), task_index=task_index
+        )
+        played["state"] = await client.state()
+    return played
 
 
 def wait_until(condition, seconds: float = 60.0) -> bool:
