@@ -77,9 +77,11 @@ def start_server(env_id: str) -> tuple[subprocess.Popen, str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    for name, default in vars(Config()).items():
-        kind = int if isinstance(default, int) else str
-        parser.add_argument(f"--{name.replace('_', '-')}", type=kind, default=default)
+    parser.add_argument("--url", help="a running server (default: start one)")
+    parser.add_argument("--env-id", default=Config.env_id, help="the id to serve")
+    parser.add_argument("--agent", default=Config.agent, help="oracle, hf:PATH or openai:URL#MODEL")
+    parser.add_argument("--sessions", type=int, default=Config.sessions, help="at once")
+    parser.add_argument("--episodes", type=int, default=Config.episodes, help="in all")
     config = Config(**vars(parser.parse_args()))
     server, url = start_server(config.env_id) if config.url is None else (None, config.url)
     try:

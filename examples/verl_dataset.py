@@ -46,9 +46,10 @@ def rows(config: Config) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    for name, default in vars(Config()).items():
-        kind = int if isinstance(default, int) else str
-        parser.add_argument(f"--{name.replace('_', '-')}", type=kind, default=default)
+    parser.add_argument("--output", default=Config.output, help="folder for the two files")
+    parser.add_argument("--env-id", default=Config.env_id, help="the environment of every row")
+    parser.add_argument("--tasks", type=int, default=Config.tasks, help="rows: the first N tasks")
+    parser.add_argument("--action-format", default=Config.action_format, help="text or tools")
     config = Config(**vars(parser.parse_args()))
     folder = Path(config.output)
     folder.mkdir(parents=True, exist_ok=True)
