@@ -23,6 +23,7 @@ from lifelong_gym.cli import main  # noqa: E402
 from lifelong_gym.envs.db.backends.mysql import PREFIX, parse_url  # noqa: E402
 from lifelong_gym.integrations.openenv import MAX_MESSAGE_BYTES  # noqa: E402
 
+from ..test_examples import run as run_example  # noqa: E402
 from .openenv_server import free_port, play_oracle, served, wait_until  # noqa: E402
 
 
@@ -177,3 +178,8 @@ def test_a_busy_port_is_one_line():
     assert result.exit_code == 1
     (error,) = result.output.strip().splitlines()
     assert error.startswith("Error: cannot listen on 127.0.0.1:") and "--port" in error
+
+
+def test_the_example_plays_a_server_it_starts():
+    out = run_example("openenv_sessions.py", "--sessions", "2", "--episodes", "4")
+    assert out.strip().splitlines()[-1] == "score 4/4"  # the oracle, through the server

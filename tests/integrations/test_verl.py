@@ -28,6 +28,8 @@ from lifelong_gym.integrations.verl import LifelongAgentLoop, dataset_row  # noq
 from lifelong_gym.session import Role, Session  # noqa: E402
 from lifelong_gym.training.chat_tokens import EpisodeTokenizer  # noqa: E402
 
+from ..test_examples import run as run_example  # noqa: E402
+
 
 class OracleServer:
     """verl's `generate`: the oracle's next reply as tokens, read from the prompt it is sent.
@@ -169,3 +171,21 @@ def test_a_row_without_an_environment_is_a_clear_error(tokenizer):
     loop = agent_loop(None, tokenizer)
     with pytest.raises(RolloutConfigError, match="dataset_row"):
         asyncio.run(loop.run({}, raw_prompt=[], extra_info={}))
+
+
+def test_the_example_writes_rows_that_name_their_episodes(tmp_path):
+    import pyarrow.parquet as pq
+
+    from lifelong_gym.integrations.verl import _episode_spec
+
+    run_example(
+        "verl_dataset.py", "--output", str(tmp_path), "--tasks", "3", "--action-format", "tools"
+    )
+    rows = pq.read_table(tmp_path / "train.parquet").to_pylist()
+    assert [r["agent_name"] for r in rows] == ["lifelong_gym"] * 3
+    assert _episode_spec(rows[2]["extra_info"]) == {
+        "env_id": "LifelongDB-v0",
+        "env_kwargs": {"action_format": "tools"},
+        "task_index": 2,
+    }
+    assert "LifelongAgentLoop" in (tmp_path / "agent_loops.yaml").read_text()
