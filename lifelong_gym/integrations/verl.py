@@ -75,6 +75,7 @@ class LifelongAgentLoop(AgentLoopBase):
         self.response_length = int(self.rollout_config.response_length)
         self.tokens = EpisodeTokenizer(self.tokenizer)
         self.stop_ids = self.tokens.turn_end_ids()
+        self._logprobs = True  # whether the server sent logprobs with every reply
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
         """Play the episode that the row's `extra_info` names; return its token record."""
@@ -89,9 +90,10 @@ class LifelongAgentLoop(AgentLoopBase):
             prompt_ids=episode.prompt_ids,
             response_ids=episode.completion_ids[:limit],
             response_mask=episode.loss_mask[:limit],
-            response_logprobs=episode.logprobs[:limit],
+            # a server that sends no logprobs: verl recomputes them from the ids
+            response_logprobs=episode.logprobs[:limit] if self._logprobs else None,
             reward_score=episode.reward,
-            num_turns=2 * episode.turns + 1,
+            num_turns=2 * episode.turns,  # the prompt, each reply, each observation read
             metrics=AgentLoopMetrics(),
             extra_fields={
                 "status": episode.status,
@@ -117,6 +119,7 @@ class LifelongAgentLoop(AgentLoopBase):
             )
             ids = list(output.token_ids)
             stop = ids[-1] if ids and ids[-1] in self.stop_ids else None
+            self._logprobs = self._logprobs and output.log_probs is not None
             episode.add_generated(ids, list(output.log_probs or [0.0] * len(ids)))
             episode.turns += 1
             content = ids[:-1] if stop is not None else ids

@@ -44,6 +44,7 @@ class OracleServer:
         self.session = Session(task_index=task.index)
         self.seen = 0
         self.generated: list[list[int]] = []
+        self.logprobs = True
 
     async def generate(self, request_id, *, prompt_ids, sampling_params, **kwargs):
         if self.seen:
@@ -58,7 +59,8 @@ class OracleServer:
         ids.append(self.tokenizer.eos_token_id)
         self.seen = len(prompt_ids) + len(ids)
         self.generated.append(ids)
-        return TokenOutput(token_ids=ids, log_probs=[-0.5] * len(ids), stop_reason="completed")
+        logprobs = [-0.5] * len(ids) if self.logprobs else None
+        return TokenOutput(token_ids=ids, log_probs=logprobs, stop_reason="completed")
 
 
 class PolicyServer:
@@ -151,6 +153,15 @@ def test_a_full_response_budget_ends_the_task_at_the_limit(tokenizer, db_tasks):
     assert output.extra_fields["status"] == "task_limit_reached"
     assert output.reward_score == 0.0
     assert len(output.response_ids) == len(output.response_mask) == 40
+
+
+def test_a_server_without_logprobs_leaves_them_to_verl(tokenizer, db_tasks):
+    task_index = db_tasks.indices[0]
+    server = OracleServer(db_tasks[task_index], tokenizer)
+    server.logprobs = False
+    output = run(agent_loop(server, tokenizer), task_index)
+    assert output.reward_score == 1.0 and output.response_logprobs is None
+    assert output.num_turns == 4  # prompt, SQL, its result, answer
 
 
 def test_a_real_model_gets_its_logprobs_and_the_environment_reward(tiny_model_dir, db_tasks):
