@@ -170,5 +170,22 @@ def generate(context: click.Context, environment: str) -> None:
     raise SystemExit(code or 0)
 
 
+@main.command()
+@click.option("--env", "env_id", default="LifelongDB-v0", show_default=True, help="Env id.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=int, default=8000, show_default=True, help="Port to listen on.")
+@click.option("--env-arg", "env_args", multiple=True, help="Environment argument key=value.")
+@click.option("--max-sessions", type=int, default=8, show_default=True, help="Sessions at once.")
+def serve(env_id: str, host: str, port: int, env_args: tuple[str, ...], max_sessions: int) -> None:
+    """Serve an environment over OpenEnv's protocol: one environment per WebSocket session."""
+    try:
+        from lifelong_gym.integrations.openenv import serve as serve_openenv
+
+        kwargs = parse_env_args(env_args)
+        serve_openenv(env_id, kwargs, host=host, port=port, max_sessions=max_sessions)
+    except LifelongGymError as error:
+        raise click.ClickException(str(error)) from None
+
+
 if __name__ == "__main__":
     main()

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import gymnasium as gym
+
+from lifelong_gym.errors import EnvArgumentError
 
 # id -> (entry point, registered as nondeterministic). A live shell is nondeterministic.
 _ENVIRONMENTS: dict[str, tuple[str, bool]] = {
@@ -24,3 +29,31 @@ def register_envs() -> None:
                 nondeterministic=nondeterministic,
                 disable_env_checker=False,
             )
+
+
+def checked_env_kwargs(env_id: str, env_kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """`env_kwargs` checked against the signature of `env_id`'s environment, so a bad id
+    or argument is one `EnvArgumentError` naming it (before anything is built)."""
+    from lifelong_gym.arguments import check_arguments
+    from lifelong_gym.core import LifelongEnv
+
+    register_envs()
+    kwargs = dict(env_kwargs)
+    try:
+        spec = gym.spec(env_id)
+    except gym.error.Error as error:
+        raise EnvArgumentError(f"env {env_id!r}: {error}") from None
+    entry = spec.entry_point
+    target = gym.envs.registration.load_env_creator(entry) if isinstance(entry, str) else entry
+    base = LifelongEnv if isinstance(target, type) and issubclass(target, LifelongEnv) else None
+    check_arguments(target, kwargs, f"env {env_id}", also=base)
+    return kwargs
+
+
+def make_env(env_id: str, env_kwargs: Mapping[str, Any]) -> gym.Env:
+    """`gym.make(env_id, **env_kwargs)`, the arguments checked first (`checked_env_kwargs`)."""
+    kwargs = checked_env_kwargs(env_id, env_kwargs)
+    try:
+        return gym.make(env_id, **kwargs)
+    except TypeError as error:
+        raise EnvArgumentError(f"env {env_id!r} does not take these env_args: {error}") from None

@@ -1,1 +1,2 @@
-"""Adapters to the training frameworks RL users already run; each needs its own extra."""
+"""Adapters to the training frameworks and serving protocols RL users already run; each
+needs its own extra."""

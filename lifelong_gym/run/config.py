@@ -12,9 +12,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lifelong_gym.agents import ModelConfigError, ModelPool, make_agent
-from lifelong_gym.arguments import check_arguments
-from lifelong_gym.core import LifelongEnv
 from lifelong_gym.errors import RunConfigError
+from lifelong_gym.registration import checked_env_kwargs
+from lifelong_gym.registration import make_env as make_checked_env
 from lifelong_gym.run import method_callbacks  # noqa: F401 - registers the methods' names
 from lifelong_gym.run.folder import RunDirectory
 from lifelong_gym.run.registry import make_callback, parse_assignment
@@ -143,11 +143,7 @@ def build_runner(config: RunConfig) -> Runner:
 
 def make_env(config: RunConfig) -> gym.Env:
     """The environment of a run, its arguments checked against its signature first."""
-    kwargs = env_kwargs(config)
-    try:
-        return gym.make(config.env, **kwargs)
-    except TypeError as error:
-        raise RunConfigError(f"env {config.env!r} does not take these env_args: {error}") from None
+    return make_checked_env(config.env, env_kwargs(config))
 
 
 def _actor_env_maker(config: RunConfig) -> Callable[[RunConfig], gym.Env]:
@@ -163,12 +159,4 @@ def env_kwargs(config: RunConfig) -> dict[str, Any]:
     kwargs = dict(config.env_args)
     if config.tasks is not None:
         kwargs["tasks"] = config.tasks
-    try:
-        spec = gym.spec(config.env)
-    except gym.error.Error as error:
-        raise RunConfigError(f"env {config.env!r}: {error}") from None
-    entry = spec.entry_point
-    target = gym.envs.registration.load_env_creator(entry) if isinstance(entry, str) else entry
-    base = LifelongEnv if isinstance(target, type) and issubclass(target, LifelongEnv) else None
-    check_arguments(target, kwargs, f"env {config.env}", also=base)
-    return kwargs
+    return checked_env_kwargs(config.env, kwargs)

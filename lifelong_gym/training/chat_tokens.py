@@ -90,3 +90,72 @@ def render(tokenizer: Any, messages: list[dict[str, str]], *, generation_prompt:
     return tokenizer.apply_chat_template(
         messages, tokenize=False, add_generation_prompt=generation_prompt
     )
+
+
+class EpisodeTokenizer:
+    """The token ids of each part of an episode, for one tokenizer and its chat template.
+
+    Used by `TransformersPolicy` and by adapters whose tokens come from another engine
+    (verl's rollout servers): the first prompt, the template's tokens after a reply and
+    around an observation, and a reply's text as the environment receives it.
+    """
+
+    def __init__(self, tokenizer: Any, system_prompt: str | None = None):
+        self.tokenizer = tokenizer
+        self.system_prompt = system_prompt
+        self.turns = ChatTurns.from_tokenizer(tokenizer, system_prompt)
+
+    def prompt_ids(self, observation: str) -> list[int]:
+        """The first prompt: the chat template applied to `observation`, ready for a reply."""
+        head = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        text = render(
+            self.tokenizer,
+            head + [{"role": "user", "content": observation}],
+            generation_prompt=True,
+        )
+        return self.tokenizer.encode(text, add_special_tokens=False)
+
+    def observation_ids(self, stop_token: int | None, observation: str) -> list[int]:
+        """The template's tokens after a reply that ended with `stop_token` (None: cut by
+        length): its turn end, then a user turn holding `observation` and the generation
+        prompt."""
+        return self._encode_after_special(
+            self._turn_end(stop_token) + self.turns.user_turn(observation)
+        )
+
+    def end_ids(self, stop_token: int | None) -> list[int]:
+        """The template's tokens that close the last reply of an episode."""
+        return self._encode_after_special(self._turn_end(stop_token))
+
+    def reply_text(self, content_ids: list[int]) -> str:
+        """A reply's tokens (without the stop token) decoded as the environment receives them."""
+        return self.tokenizer.decode(
+            content_ids, skip_special_tokens=False, clean_up_tokenization_spaces=False
+        )
+
+    def turn_end_ids(self) -> set[int]:
+        """The tokenizer's EOS and the special token that begins the template's turn end."""
+        tokenizer = self.tokenizer
+        stops = {tokenizer.eos_token_id} if tokenizer.eos_token_id is not None else set()
+        for token in tokenizer.all_special_tokens:
+            if self.turns.assistant_close.startswith(token):
+                stops.add(tokenizer.convert_tokens_to_ids(token))
+        return stops
+
+    def _turn_end(self, stop_token: int | None) -> str:
+        stop = None if stop_token is None else self.tokenizer.decode([stop_token])
+        return self.turns.after_reply(stop)
+
+    def _encode_after_special(self, text: str) -> list[int]:
+        """Tokens of `text` as they are after a special token in a whole conversation.
+
+        Encoding behind an EOS token keeps tokenizers that add a prefix space at the start
+        of a text (SentencePiece) from adding one here.
+        """
+        if not text:
+            return []
+        anchor = self.tokenizer.encode(self.tokenizer.eos_token, add_special_tokens=False)
+        ids = self.tokenizer.encode(self.tokenizer.eos_token + text, add_special_tokens=False)
+        if ids[: len(anchor)] != anchor:
+            return self.tokenizer.encode(text, add_special_tokens=False)
+        return ids[len(anchor) :]

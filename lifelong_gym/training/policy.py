@@ -12,7 +12,7 @@ import torch
 from lifelong_gym.agents.models.gguf import find_gguf
 from lifelong_gym.errors import ModelConfigError
 
-from .chat_tokens import ChatTurns, render
+from .chat_tokens import EpisodeTokenizer
 from .sampling import sample
 
 
@@ -69,8 +69,9 @@ class TransformersPolicy:
             raise ModelConfigError("the tokenizer has no chat template; pass chat_template=")
         self.temperature, self.top_p, self.max_new_tokens = temperature, top_p, max_new_tokens
         self.system_prompt = system_prompt
-        self.turns = ChatTurns.from_tokenizer(self.tokenizer, system_prompt)
-        self.stop_tokens = _stop_tokens(self.model, self.tokenizer, self.turns)
+        self.tokens = EpisodeTokenizer(self.tokenizer, system_prompt)
+        self.turns = self.tokens.turns
+        self.stop_tokens = _stop_tokens(self.model, self.tokens)
         self.pad_id = _pad_id(self.tokenizer)
         self.context_window: int = getattr(self.model.config, "max_position_embeddings", 1 << 30)
         self.generator = torch.Generator().manual_seed(seed)
@@ -79,46 +80,20 @@ class TransformersPolicy:
 
     def prompt_ids(self, observation: str) -> list[int]:
         """The first prompt: the chat template applied to `observation`, ready for a reply."""
-        head = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
-        text = render(
-            self.tokenizer,
-            head + [{"role": "user", "content": observation}],
-            generation_prompt=True,
-        )
-        return self.tokenizer.encode(text, add_special_tokens=False)
+        return self.tokens.prompt_ids(observation)
 
     def observation_ids(self, reply: Generation, observation: str) -> list[int]:
         """The template's tokens after `reply`: its turn end, then a user turn and the
         generation prompt."""
-        return self._encode_after_special(self._turn_end(reply) + self.turns.user_turn(observation))
+        return self.tokens.observation_ids(reply.stop_token, observation)
 
     def end_ids(self, reply: Generation) -> list[int]:
         """The template's tokens that close the last reply of an episode."""
-        return self._encode_after_special(self._turn_end(reply))
+        return self.tokens.end_ids(reply.stop_token)
 
     def reply_text(self, reply: Generation) -> str:
         """The reply as the environment receives it: its tokens decoded, the stop token dropped."""
-        return self.tokenizer.decode(
-            reply.content_ids, skip_special_tokens=False, clean_up_tokenization_spaces=False
-        )
-
-    def _turn_end(self, reply: Generation) -> str:
-        stop = None if reply.stop_token is None else self.tokenizer.decode([reply.stop_token])
-        return self.turns.after_reply(stop)
-
-    def _encode_after_special(self, text: str) -> list[int]:
-        """Tokens of `text` as they are after a special token in a whole conversation.
-
-        Encoding behind an EOS token keeps tokenizers that add a prefix space at the start
-        of a text (SentencePiece) from adding one here.
-        """
-        if not text:
-            return []
-        anchor = self.tokenizer.encode(self.tokenizer.eos_token, add_special_tokens=False)
-        ids = self.tokenizer.encode(self.tokenizer.eos_token + text, add_special_tokens=False)
-        if ids[: len(anchor)] != anchor:
-            return self.tokenizer.encode(text, add_special_tokens=False)
-        return ids[len(anchor) :]
+        return self.tokens.reply_text(reply.content_ids)
 
     # -- generation ----------------------------------------------------------------------
 
@@ -188,18 +163,14 @@ def _load(path_or_model: Any, tokenizer: Any, dtype: torch.dtype) -> tuple[Any, 
     return model, tokenizer
 
 
-def _stop_tokens(model: Any, tokenizer: Any, turns: ChatTurns) -> set[int]:
+def _stop_tokens(model: Any, tokens: EpisodeTokenizer) -> set[int]:
     """EOS ids of the tokenizer and the generation config, and the template's turn-end token."""
-    stops: set[int] = set()
+    stops = tokens.turn_end_ids()
     configured = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
-    for value in (tokenizer.eos_token_id, configured):
-        if isinstance(value, int):
-            stops.add(value)
-        elif value is not None:
-            stops.update(int(v) for v in value)
-    for token in tokenizer.all_special_tokens:
-        if turns.assistant_close.startswith(token):
-            stops.add(tokenizer.convert_tokens_to_ids(token))
+    if isinstance(configured, int):
+        stops.add(configured)
+    elif configured is not None:
+        stops.update(int(v) for v in configured)
     if not stops:
         raise ModelConfigError("the tokenizer names no EOS token to stop a reply at")
     return stops

@@ -1,0 +1,77 @@
+"""A `lifelong-gym serve` process on a free loopback port, and an oracle that plays through it."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+
+from lifelong_gym.agents import OracleAgent
+
+STARTUP_SECONDS = 240  # imports and the first environment; slow on a loaded machine
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextmanager
+def served(env_id: str, *env_args: str):
+    """Run `lifelong-gym serve` until the block ends; yields (process, base URL)."""
+    port = free_port()
+    command = [sys.executable, "-m", "lifelong_gym", "serve", "--env", env_id, "--port", str(port)]
+    for arg in env_args:
+        command += ["--env-arg", arg]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(process, url)
+        yield process, url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _wait_healthy(process: subprocess.Popen, url: str) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited: {process.stdout.read()}")
+        try:
+            with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(1)
+    raise RuntimeError(f"the server was not healthy within {STARTUP_SECONDS} s")
+
+
+async def play_oracle(url: str, tasks, task_index: int, action_format: str = "text") -> dict:
+    """One oracle episode in a session of its own, through OpenEnv's client; and its state."""
+    from lifelong_gym.integrations.openenv import LifelongEnvClient, play_episode
+
+    async with LifelongEnvClient(base_url=url) as client:
+        played = await play_episode(
+            client, OracleAgent(tasks, action_format), task_index=task_index
+        )
+        played["state"] = await client.state()
+    return played
+
+
+def wait_until(condition, seconds: float = 60.0) -> bool:
+    """Poll `condition` until it holds or `seconds` pass; whether it held."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.5)
+    return condition()
