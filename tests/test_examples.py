@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -26,3 +29,19 @@ def test_replay_study(tmp_path):
     assert overall[-1] == ["overall", "100.0%", "100.0%", "(+0.0)"]  # the oracle, twice
     assert (tmp_path / "comparison.png").is_file()
     assert (tmp_path / "replay-2" / "sessions.jsonl").read_text().count("\n") == 5
+
+
+def test_grpo_train_measures_before_and_after_and_updates(tiny_model_dir):
+    """The example end to end on the tiny model: held-out figures before and after, two updates."""
+    pytest.importorskip("peft", reason="the GRPO example's LoRA needs peft")
+    out = run(
+        "grpo_train.py",
+        *("--model", str(tiny_model_dir), "--steps", "2", "--pool-size", "40"),
+        *("--num-envs", "2", "--tasks-per-step", "1", "--group-size", "2"),
+        *("--max-new-tokens", "3", "--eval-episodes", "2", "--lora-rank", "2"),
+    )
+    figures = dict(re.findall(r"^(valid_action_rate|success_rate): (\S+ -> \S+)$", out, re.M))
+    assert set(figures) == {"valid_action_rate", "success_rate"}
+    step_line = r"^step +(\d+) .*policy_loss [-+]\d\.\d+ .*grad_norm \d+\.\d+ "
+    steps = re.findall(step_line, out, re.M)
+    assert [int(step) for step in steps] == [1, 2]  # each line follows optimizer.step()
