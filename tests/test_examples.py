@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -58,3 +59,19 @@ def test_trl_grpo(tmp_path):
     )
     rewards = [line for line in out.splitlines() if line.startswith("step ")]
     assert [line.split(":")[0] for line in rewards] == ["step 1", "step 2"]
+
+
+def test_grpo_train_measures_before_and_after_and_updates(tiny_model_dir):
+    """The example end to end on the tiny model: held-out figures before and after, two updates."""
+    pytest.importorskip("peft", reason="the GRPO example's LoRA needs peft")
+    out = run(
+        "grpo_train.py",
+        *("--model", str(tiny_model_dir), "--steps", "2", "--pool-size", "40"),
+        *("--num-envs", "2", "--tasks-per-step", "1", "--group-size", "2"),
+        *("--max-new-tokens", "3", "--eval-episodes", "2", "--lora-rank", "2"),
+    )
+    figures = dict(re.findall(r"^(valid_action_rate|success_rate): (\S+ -> \S+)$", out, re.M))
+    assert set(figures) == {"valid_action_rate", "success_rate"}
+    step_line = r"^step +(\d+) .*policy_loss [-+]\d\.\d+ .*grad_norm \d+\.\d+ "
+    steps = re.findall(step_line, out, re.M)
+    assert [int(step) for step in steps] == [1, 2]  # each line follows optimizer.step()

@@ -99,21 +99,33 @@ class TransformersPolicy:
 
     @torch.inference_mode()
     def generate(self, prompts: Sequence[Sequence[int]]) -> list[Generation]:
-        """One reply per token sequence, all sampled together in one left-padded batch."""
+        """One reply per token sequence, all sampled together in one batch.
+
+        The longest token prefix that every prompt shares (a DB prompt's instructions) is
+        read once and its key/value cache copied to every row; the rest of each prompt is
+        left-padded behind it, so a padded row is `[shared prefix][pads][own tokens]`.
+        """
         if not prompts:
             return []
-        longest = max(len(p) for p in prompts)
+        shared = _shared_prefix(prompts) if len(prompts) > 1 else 0
+        cache = None
+        if shared:
+            prefix = torch.tensor([prompts[0][:shared]], dtype=torch.long, device=self.device)
+            cache = self.model(input_ids=prefix, use_cache=True, logits_to_keep=1).cache
+            cache.batch_repeat_interleave(len(prompts))
+        tails = [prompt[shared:] for prompt in prompts]
+        longest = max(len(t) for t in tails)
         ids = torch.full((len(prompts), longest), self.pad_id, dtype=torch.long)
-        mask = torch.zeros_like(ids)
-        for row, prompt in enumerate(prompts):
-            ids[row, longest - len(prompt) :] = torch.tensor(prompt, dtype=torch.long)
-            mask[row, longest - len(prompt) :] = 1
+        mask = torch.zeros((len(prompts), shared + longest), dtype=torch.long)
+        mask[:, :shared] = 1
+        for row, tail in enumerate(tails):
+            ids[row, longest - len(tail) :] = torch.tensor(tail, dtype=torch.long)
+            mask[row, shared + longest - len(tail) :] = 1
         ids, mask = ids.to(self.device), mask.to(self.device)
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, shared:]
         limits = [min(self.max_new_tokens, self.context_window - len(p)) for p in prompts]
         replies = [Generation([], [], None) for _ in prompts]
         running = [limit > 0 for limit in limits]
-        cache = None
         while any(running):
             out = self.model(
                 input_ids=ids,
@@ -140,6 +152,17 @@ class TransformersPolicy:
             mask = torch.cat([mask, torch.ones_like(ids)], dim=1)
             positions = positions[:, -1:] + 1
         return replies
+
+
+def _shared_prefix(prompts: Sequence[Sequence[int]]) -> int:
+    """How many leading tokens all `prompts` share, leaving each at least one token of its own
+    (the model must read a row's last token to predict its first reply token)."""
+    shortest = min(len(p) for p in prompts)
+    first = prompts[0]
+    shared = 0
+    while shared < shortest - 1 and all(p[shared] == first[shared] for p in prompts):
+        shared += 1
+    return shared
 
 
 def _load(path_or_model: Any, tokenizer: Any, dtype: torch.dtype) -> tuple[Any, Any]:
