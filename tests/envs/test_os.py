@@ -210,10 +210,10 @@ def test_close_removes_every_container(client):
 
 
 CHILD = """
-import os, signal, sys
+import json, os, signal, sys
 import gymnasium as gym
 import lifelong_gym
-env = gym.make("LifelongOS-v0", pool_size=2)
+env = gym.make("LifelongOS-v0", pool_size=2, **json.loads(sys.argv[2]))
 env.reset(options={"task_index": 0})
 print(env.unwrapped.pool.run_id, flush=True)
 if sys.argv[1] == "kill":
@@ -222,20 +222,28 @@ raise RuntimeError("the user's loop crashed")
 """
 
 
-@pytest.mark.parametrize("ending", ["exception", "kill"])
-def test_no_container_outlives_a_crash(client, ending):
+def crashed_run(ending: str, **env_kwargs) -> str:
+    """The run id of a child that started an OS environment and then ended by `ending`
+    ("exception": the user's loop raised; "kill": SIGKILL), checked to have ended so."""
     child = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(CHILD), ending],
+        [sys.executable, "-c", textwrap.dedent(CHILD), ending, json.dumps(env_kwargs)],
         capture_output=True,
         text=True,
         timeout=300,
     )
-    run_id = child.stdout.strip().splitlines()[0]
     if ending == "exception":
         assert "the user's loop crashed" in child.stderr
+    else:
+        assert child.returncode == -9
+    return child.stdout.strip().splitlines()[0]
+
+
+@pytest.mark.parametrize("ending", ["exception", "kill"])
+def test_no_container_outlives_a_crash(client, ending):
+    run_id = crashed_run(ending)
+    if ending == "exception":
         assert _containers(client, run_id) == []
         return
-    assert child.returncode == -9
     assert _containers(client, run_id)  # SIGKILL leaves them behind ...
     environment = gym.make("LifelongOS-v0", pool_size=1)  # ... and the next start removes them
     try:

@@ -9,9 +9,6 @@ tests/security/test_os.py.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import gymnasium as gym
@@ -23,6 +20,8 @@ from lifelong_gym.envs.os.oci_state import STATE_ROOT, cgroup_folders, mounts_un
 from lifelong_gym.envs.os.sandbox import Limits
 from lifelong_gym.envs.os.shell import Mode
 from lifelong_gym.errors import EnvArgumentError, SandboxError
+
+from .test_os import crashed_run
 
 
 @pytest.fixture(scope="module")
@@ -95,33 +94,12 @@ def test_close_leaves_nothing(runtime):
     assert leftovers(run_id) == []
 
 
-CHILD = """
-import os, signal, sys
-import gymnasium as gym
-import lifelong_gym
-env = gym.make("LifelongOS-v0", sandbox="oci", pool_size=2)
-env.reset(options={"task_index": 0})
-print(env.unwrapped.pool.run_id, flush=True)
-if sys.argv[1] == "kill":
-    os.kill(os.getpid(), signal.SIGKILL)
-raise RuntimeError("the user's loop crashed")
-"""
-
-
 @pytest.mark.parametrize("ending", ["exception", "kill"])
 def test_nothing_outlives_a_crash(runtime, ending):
-    child = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(CHILD), ending],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    run_id = child.stdout.strip().splitlines()[0]
+    run_id = crashed_run(ending, sandbox="oci")
     if ending == "exception":
-        assert "the user's loop crashed" in child.stderr
         assert leftovers(run_id) == []
         return
-    assert child.returncode == -9
     left = leftovers(run_id)
     assert any("/sys/fs/cgroup" in item for item in left)  # running containers ...
     assert any(item.endswith("/rootfs") for item in left)  # ... on mounted overlays
