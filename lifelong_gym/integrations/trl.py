@@ -75,6 +75,20 @@ class ToolEnvironment:
         """The current (or last) task's record: history, status, outcome and reward."""
         return self._env.unwrapped.session
 
+    # Properties and underscored names: TRL takes every other public function for a tool.
+    @property
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """The environment's OpenAI-style function tools."""
+        return list(self._env.unwrapped.tools)
+
+    @property
+    def task_indices(self) -> list[int]:
+        """The sample indices of the environment's task set."""
+        return list(self._env.unwrapped.tasks.indices)
+
+    def _close(self) -> None:
+        self._closer()
+
     def _call(self, name: str, arguments: dict[str, Any]) -> str:
         session = self.session
         if session is None or session.finished:
