@@ -12,7 +12,9 @@ of the environment's time per task (reset + steps + scoring; the oracle's own ti
 out), wall and CPU (the benchmark process's, plus that of its child processes over the
 run, such as the knowledge-graph store's; neither counts the Docker daemon or the
 database server), and HEAD over the baseline. Under load, CPU is the steadier figure.
-The target is a ratio of at most 1.10.
+The target is a ratio of at most 1.10. With db-sqlite, a last line sets HEAD's embedded
+back-end with its per-statement defences on against off, since its baseline predates
+the MySQL translation of issue 12 as well.
 """
 
 from __future__ import annotations
@@ -92,6 +94,41 @@ print(json.dumps({
 }))
 """
 
+# Runs in the child process on HEAD: the embedded back-end with its two per-statement
+# defences (the statement guard and the authorizer's allow-list) on and off, alternating
+# in one process; the rest of what changed since the baseline is issue 12's translation.
+DEFENCES = """
+import json, statistics, sys, time
+import gymnasium as gym
+import lifelong_gym
+import lifelong_gym.envs.db.backends.sqlite as embedded
+from lifelong_gym.agents import OracleAgent
+
+env = gym.make("LifelongDB-v0").unwrapped
+agent = OracleAgent(env.tasks)
+indices = list(env.tasks.order[:int(sys.argv[1])])
+guard, authorizer = embedded.refusal, embedded._authorize
+
+def run():
+    start = time.process_time()
+    for index in indices:
+        env.reset(options={"task_index": index})
+        done = False
+        while not done:
+            *_, terminated, truncated, _ = env.step(agent.act(env.session))
+            done = terminated or truncated
+    return (time.process_time() - start) / len(indices)
+
+run()  # warm-up
+times = {"on": [], "off": []}
+for round_ in range(int(sys.argv[2])):
+    for state in ("on", "off") if round_ % 2 == 0 else ("off", "on"):
+        embedded.refusal = guard if state == "on" else (lambda sql: None)
+        embedded._authorize = authorizer if state == "on" else None
+        times[state].append(run())
+print(json.dumps({state: statistics.median(values) for state, values in times.items()}))
+"""
+
 
 def unpack(revision: str, into: Path) -> Path:
     """`revision`'s tree under `into`, laid out as installed (agents/, wrappers/ in the package)."""
@@ -168,6 +205,29 @@ def main() -> None:
                 f" {median['head', 'cpu'] / median['baseline', 'cpu']:>6.2f}  {correct}",
                 flush=True,
             )
+
+        if "db-sqlite" in args.only:
+            defences(trees["head"], max(2 * args.rounds, 8))
+
+
+def defences(tree: Path, rounds: int) -> None:
+    """Print HEAD's embedded back-end with its per-statement defences on against off."""
+    done = subprocess.run(
+        [sys.executable, "-c", DEFENCES, str(WORKLOADS["db-sqlite"][2]), str(rounds)],
+        capture_output=True,
+        text=True,
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": str(tree)},
+        timeout=1800,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"the defences run failed:\n{done.stderr[-2000:]}")
+    cpu = json.loads(done.stdout.strip().splitlines()[-1])
+    print(
+        f"SQLite on HEAD, statement guard and authorizer on vs off ({rounds} rounds, CPU ms"
+        f" per task): {cpu['on'] * 1000:.2f} vs {cpu['off'] * 1000:.2f},"
+        f" ratio {cpu['on'] / cpu['off']:.2f}"
+    )
 
 
 if __name__ == "__main__":
