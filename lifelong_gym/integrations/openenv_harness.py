@@ -27,8 +27,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from lifelong_gym.tool_calls import ToolCall
+
 from .extras import import_extra
-from .trl import ToolEnvironment, environment_factory
+from .trl import ToolEnvironment, environment_factory, tool_schemas
 
 _harness = import_extra("openenv.core.harness", "openenv", "lifelong_gym.integrations.openenv")
 _mcp = import_extra(
@@ -54,14 +56,7 @@ class HarnessSession(_harness.ResourceSession):
 
     def list_tools(self) -> list[Any]:
         """The environment's tools as MCP tool specifications."""
-        return [
-            _mcp.Tool(
-                name=schema["function"]["name"],
-                description=schema["function"]["description"],
-                input_schema=schema["function"]["parameters"],
-            )
-            for schema in self._environment.tool_schemas
-        ]
+        return mcp_tools(self._environment.tool_schemas)
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         """Send the call to the environment; its observation, and whether the task ended."""
@@ -102,7 +97,7 @@ class HarnessSessionFactory(_harness.ResourceSessionFactory):
         """A fresh session on the row's `task_index`, else on the task `seed` picks."""
         environment = self._environment_class()
         try:
-            index = task.get("task_index") if isinstance(task, Mapping) else None
+            index = row_task_index(task)
             if index is None and seed is not None:
                 indices = environment.task_indices
                 index = indices[seed % len(indices)]
@@ -110,3 +105,65 @@ class HarnessSessionFactory(_harness.ResourceSessionFactory):
         except BaseException:
             environment._close()
             raise
+
+
+class ServedSessionFactory(_harness.ResourceSessionFactory):
+    """Sessions on a `lifelong-gym serve` server, one WebSocket session per rollout.
+
+    The server must run the tools format: `lifelong-gym serve --env ID --env-arg
+    action_format=tools`. A call is sent as the assistant message the environment takes;
+    the task is the row's `task_index`, else the one the rollout's `seed` draws there.
+    """
+
+    def __init__(self, base_url: str, env_id: str):
+        self._base_url = base_url
+        self._tools = mcp_tools(tool_schemas(env_id))
+
+    def create(self, task: Any = None, seed: int | None = None, episode_id: str | None = None):
+        """An OpenEnv session adapter over a fresh client session of the server."""
+        from .openenv import LifelongAction, LifelongEnvClient
+
+        client = LifelongEnvClient(base_url=self._base_url).sync()
+        index = row_task_index(task)
+
+        def verify(transcript: Any, final_state: Any, last: Any, state: Any) -> Any:
+            if last is None or not last.done:  # a reply with no call ends the task unsolved
+                last = client.step(LifelongAction(reply=""))
+            info = last.observation.info
+            metrics = {key: info.get(key) for key in ("status", "outcome", "task_index")}
+            return _harness.VerifyResult(
+                env_reward=float(last.reward or 0.0), done=True, metrics=metrics
+            )
+
+        return _harness.StepEnvSessionAdapter(
+            client,
+            task=task,
+            seed=seed,
+            episode_id=episode_id,
+            tool_specs=self._tools,
+            action_builder=lambda name, arguments: LifelongAction(
+                reply=ToolCall(name, arguments).reply()
+            ),
+            initial_messages_builder=lambda result, _: [
+                {"role": "user", "content": result.observation.text}
+            ],
+            verify_builder=verify,
+            reset_kwargs={} if index is None else {"task_index": index},
+        )
+
+
+def mcp_tools(schemas: Any) -> list[Any]:
+    """OpenAI-style function tools as MCP tool specifications."""
+    return [
+        _mcp.Tool(
+            name=schema["function"]["name"],
+            description=schema["function"]["description"],
+            input_schema=schema["function"]["parameters"],
+        )
+        for schema in schemas
+    ]
+
+
+def row_task_index(task: Any) -> int | None:
+    """The `task_index` of a dataset row that is a mapping holding one."""
+    return task.get("task_index") if isinstance(task, Mapping) else None

@@ -106,7 +106,7 @@ def environment_factory(env_id: str, **env_kwargs: Any) -> type[ToolEnvironment]
     import_extra("trl", "trl", "lifelong_gym.integrations.trl")
     if "action_format" in env_kwargs:
         raise EnvArgumentError("TRL's environments take tool calls: drop action_format")
-    schemas = _tool_schemas(env_id)
+    schemas = tool_schemas(env_id)
     methods: dict[str, Any] = {s["function"]["name"]: _tool_method(s) for s in schemas}
     clash = sorted(set(methods) & {"reset", "get_reward", "session"})
     if clash:
@@ -117,7 +117,7 @@ def environment_factory(env_id: str, **env_kwargs: Any) -> type[ToolEnvironment]
     return type(name, (ToolEnvironment,), attributes)
 
 
-def _tool_schemas(env_id: str) -> tuple[dict[str, Any], ...]:
+def tool_schemas(env_id: str) -> tuple[dict[str, Any], ...]:
     """The function schemas of `env_id`'s environment class, without building one."""
     import lifelong_gym  # noqa: F401 - registers the suite's ids
 

@@ -24,7 +24,10 @@ from openenv.core.llm_client import LLMResponse  # noqa: E402
 from openenv.core.llm_client import ToolCall as HarnessCall  # noqa: E402
 
 from lifelong_gym.agents import OracleAgent  # noqa: E402
-from lifelong_gym.integrations.openenv_harness import HarnessSessionFactory  # noqa: E402
+from lifelong_gym.integrations.openenv_harness import (  # noqa: E402
+    HarnessSessionFactory,
+    ServedSessionFactory,
+)
 from lifelong_gym.tool_calls import ToolCall, parse_tool_call  # noqa: E402
 
 LIMITS = HarnessRunLimits(max_turns=10)
@@ -108,3 +111,55 @@ def test_a_group_shares_its_task_through_the_seed():
     finally:
         for session in (*sessions, other):
             session.close()
+
+
+def replay_step(calls):
+    """A model step that sends `calls` (name, arguments) one per turn, then prose."""
+    pending = list(calls)
+
+    def step(messages, tools, sampling) -> ModelStepResult:
+        if not pending:
+            return ModelStepResult(response=LLMResponse(content="done"))
+        name, arguments = pending.pop(0)
+        call = HarnessCall(id=f"call_{len(messages)}", name=name, args=arguments)
+        return ModelStepResult(response=LLMResponse(content="", tool_calls=[call]))
+
+    return step
+
+
+def test_the_served_environment_through_openenvs_harness_gives_the_local_rewards():
+    from .openenv_server import served
+
+    local = HarnessSessionFactory("LifelongDB-v0")
+    with served("LifelongDB-v0", "action_format=tools") as (_, url):
+        remote = ServedSessionFactory(url, "LifelongDB-v0")
+        for index, wrong in ((0, False), (1, False), (0, True)):
+            session = local.create({"task_index": index})
+            played = MCPHarnessAdapter().run_white_box(
+                oracle_step(session, wrong=wrong), session, LIMITS
+            )
+            expected = session.verify(played.messages).env_reward
+            assert expected == (0.0 if wrong else 1.0)
+            session.close()
+            calls = [(entry.tool_name, entry.arguments) for entry in played.tool_trace]
+            served_session = remote.create({"task_index": index})
+            try:
+                assert [t.name for t in served_session.list_tools()] == [
+                    t.name for t in session.list_tools()
+                ]
+                result = MCPHarnessAdapter().run_white_box(
+                    replay_step(calls), served_session, LIMITS
+                )
+                verify = served_session.verify(result.messages)
+            finally:
+                served_session.close()
+            assert verify.env_reward == expected
+            assert verify.metrics["task_index"] == index
+        # a model that stops before the task ends: the server ends it, unsolved
+        served_session = remote.create({"task_index": 0})
+        try:
+            verify = served_session.verify([])
+            assert verify.env_reward == 0.0
+            assert verify.metrics["status"] == "agent_validation_failed"
+        finally:
+            served_session.close()
