@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lifelong_gym.agents import OracleAgent
 from lifelong_gym.envs.db.table_hash import table_hash
 
 from ..conftest import write_jsonl
@@ -67,3 +68,13 @@ def task_records() -> list[dict]:
 def task_file(folder: Path) -> Path:
     """Write the tasks as our JSONL and return the path."""
     return write_jsonl(folder / "tasks.jsonl", task_records())
+
+
+def solve(env, task_index):
+    """Run the oracle on a task; return the final info."""
+    agent = OracleAgent(env.unwrapped.tasks)
+    env.reset(options={"task_index": task_index})
+    while True:
+        *_, terminated, truncated, info = env.step(agent.act(env.unwrapped.session))
+        if terminated or truncated:
+            return info

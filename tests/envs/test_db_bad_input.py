@@ -6,10 +6,9 @@ import gymnasium as gym
 import pytest
 
 import lifelong_gym  # noqa: F401 - registers the ids
-from lifelong_gym.agents import OracleAgent
 from lifelong_gym.envs.db.actions import operation_reply
 
-from .db_fixtures import task_file
+from .db_fixtures import solve, task_file
 
 TIMEOUT = 1.0
 BIG_ROW_SOURCE = {
@@ -53,16 +52,6 @@ def env(request, tmp_path):
     )
     yield env
     env.close()
-
-
-def solve(env, task_index):
-    """Run the oracle on a task; return the final info."""
-    agent = OracleAgent(env.unwrapped.tasks)
-    env.reset(options={"task_index": task_index})
-    while True:
-        *_, terminated, truncated, info = env.step(agent.act(env.unwrapped.session))
-        if terminated or truncated:
-            return info
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))

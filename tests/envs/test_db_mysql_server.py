@@ -20,7 +20,6 @@ import yaml
 from click.testing import CliRunner
 
 import lifelong_gym  # noqa: F401 - registers the ids
-from lifelong_gym.agents import OracleAgent
 from lifelong_gym.cli import main
 from lifelong_gym.envs.db.actions import operation_reply
 from lifelong_gym.envs.db.backends import make_backend
@@ -28,7 +27,7 @@ from lifelong_gym.envs.db.backends.mysql_server import LEASES, server_containers
 from lifelong_gym.envs.db.image import DEFAULT_IMAGE
 from lifelong_gym.errors import BackendError
 
-from .db_fixtures import task_file
+from .db_fixtures import solve, task_file
 from .test_db_bad_input import (  # noqa: F401 - the url case's hostile-input suite, run here
     TIMEOUT,
     test_hostile_statement_is_an_observation_and_next_task_is_clean,
@@ -83,16 +82,7 @@ def test_missing_image_is_one_clear_line(docker_engine):
 def test_oracle_scores_every_shipped_task_on_the_started_server(engine):
     env = gym.make("LifelongDB-v0", backend="mysql").unwrapped
     assert server_containers(engine) == []  # nothing starts before the first task
-    agent = OracleAgent(env.tasks)
-    wrong = []
-    for index in env.tasks.order:
-        env.reset(options={"task_index": index})
-        while True:
-            *_, terminated, truncated, info = env.step(agent.act(env.session))
-            if terminated or truncated:
-                break
-        if info["outcome"] != "correct":
-            wrong.append(index)
+    wrong = [i for i in env.tasks.order if solve(env, i)["outcome"] != "correct"]
     url = env.backend.url
     assert ":3306" not in url and url.startswith("mysql://root:")
     assert len(running_ids(engine)) == 1

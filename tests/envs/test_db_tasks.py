@@ -16,7 +16,7 @@ from lifelong_gym.envs.db.backends import make_backend
 from lifelong_gym.envs.db.tasks import load_db_tasks
 from lifelong_gym.tasks import TaskFileError
 
-from .db_fixtures import task_file, task_records
+from .db_fixtures import solve, task_file, task_records
 
 AGENTBENCH_DB = "agentbench/data/dbbench/standard.jsonl"
 # A task whose label, run on a fresh table, does not give its stored hash on MySQL,
@@ -144,18 +144,8 @@ def test_agentbench_hashes_on_strict_mariadb_equal_sqlite(external_dir, mysql_ur
 
 def test_agentbench_oracle_on_sqlite(external_dir):
     env = gym.make("LifelongDB-v0", tasks=str(external_dir / AGENTBENCH_DB))
-    from lifelong_gym.agents import OracleAgent
-
-    agent = OracleAgent(env.unwrapped.tasks)
-    wrong = []
-    for index in env.unwrapped.tasks.indices:
-        env.reset(options={"task_index": index})
-        while True:
-            *_, terminated, truncated, info = env.step(agent.act(env.unwrapped.session))
-            if terminated or truncated:
-                break
-        if info["outcome"] != "correct":
-            wrong.append(index)
+    tasks = env.unwrapped.tasks
+    wrong = [i for i in tasks.indices if solve(env, i)["outcome"] != "correct"]
     env.close()
     assert set(wrong) == AGENTBENCH_LABEL_MISMATCH | STRICT_MODE_REFUSALS
 

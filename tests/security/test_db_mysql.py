@@ -18,13 +18,12 @@ import pymysql
 import pytest
 
 import lifelong_gym  # noqa: F401 - registers the ids
-from lifelong_gym.agents import OracleAgent
 from lifelong_gym.envs.db.actions import answer_reply, operation_reply
 from lifelong_gym.envs.db.backends import make_backend
 from lifelong_gym.envs.db.backends.mysql import parse_url, quote
 from lifelong_gym.envs.db.tasks import ColumnInfo, TableInfo
 
-from ..envs.db_fixtures import task_file
+from ..envs.db_fixtures import solve, task_file
 
 pytestmark = pytest.mark.mysql
 TIMEOUT = 1.0
@@ -78,15 +77,6 @@ def run_sql(env, sql):
 def answer(env):
     *_, info = env.step(answer_reply("done"))
     return info
-
-
-def solve(env, task_index):
-    agent = OracleAgent(env.unwrapped.tasks)
-    env.reset(options={"task_index": task_index})
-    while True:
-        *_, terminated, truncated, info = env.step(agent.act(env.unwrapped.session))
-        if terminated or truncated:
-            return info
 
 
 def assert_next_tasks_clean(env, root):
