@@ -62,6 +62,17 @@ def os_image(docker_engine) -> str:
 
 
 @pytest.fixture(scope="session")
+def mysql_image(docker_engine) -> str:
+    """The MySQL server image's name, once the Docker engine holds it; else a skip."""
+    from lifelong_gym.envs.db.image import DEFAULT_IMAGE
+    from lifelong_gym.rootfs_image import image_exists
+
+    if not image_exists(DEFAULT_IMAGE):
+        pytest.skip(f"image {DEFAULT_IMAGE} absent: run lifelong-gym build-image mysql")
+    return DEFAULT_IMAGE
+
+
+@pytest.fixture(scope="session")
 def external_dir() -> Path:
     """The peer benchmark's task files in ../shared/external, or a skip."""
     if not EXTERNAL.is_dir():

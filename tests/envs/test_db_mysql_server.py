@@ -24,7 +24,6 @@ from lifelong_gym.cli import main
 from lifelong_gym.envs.db.actions import operation_reply
 from lifelong_gym.envs.db.backends import make_backend
 from lifelong_gym.envs.db.backends.mysql_server import LEASES, server_containers
-from lifelong_gym.envs.db.image import DEFAULT_IMAGE
 from lifelong_gym.errors import BackendError
 
 from .db_fixtures import solve, task_file
@@ -36,12 +35,8 @@ from .test_db_tasks import AGENTBENCH_LABEL_MISMATCH, _agentbench_write_tasks, _
 
 
 @pytest.fixture(scope="module")
-def engine(docker_engine):
+def engine(docker_engine, mysql_image):
     """The engine, with the server image present and no server container left from before."""
-    try:
-        docker_engine.images.get(DEFAULT_IMAGE)
-    except Exception:  # noqa: BLE001 - any failure means the image is not usable
-        pytest.skip(f"image {DEFAULT_IMAGE} absent: run lifelong-gym build-image mysql")
     yield docker_engine
     assert server_containers(docker_engine) == [], "a server container outlived its users"
 

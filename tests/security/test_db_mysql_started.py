@@ -10,18 +10,13 @@ from __future__ import annotations
 import pytest
 
 from lifelong_gym.envs.db.backends.mysql_server import acquire_server
-from lifelong_gym.envs.db.image import DEFAULT_IMAGE
 
 from .test_db_mysql import *  # noqa: F403 - the suite's tests and fixtures, collected here
 
 
 @pytest.fixture(scope="module")
-def mysql_url(docker_engine):
+def mysql_url(docker_engine, mysql_image):
     """The started server's URL, for as long as this module runs."""
-    try:
-        docker_engine.images.get(DEFAULT_IMAGE)
-    except Exception:  # noqa: BLE001 - any failure means the image is not usable
-        pytest.skip(f"image {DEFAULT_IMAGE} absent: run lifelong-gym build-image mysql")
-    lease = acquire_server(DEFAULT_IMAGE, docker_engine)
+    lease = acquire_server(mysql_image, docker_engine)
     yield lease.url
     lease.release()
