@@ -107,49 +107,87 @@ class HarnessSessionFactory(_harness.ResourceSessionFactory):
             raise
 
 
+class ServedSession(_harness.ResourceSession):
+    """One rollout's WebSocket session on a `lifelong-gym serve` server.
+
+    Every call goes to the environment as the assistant message it takes, a name outside
+    the tools included: the environment scores it as the agent's (`agent_validation_failed`),
+    as an in-process session does, where OpenEnv's `StepEnvSessionAdapter` would raise.
+    """
+
+    def __init__(self, client: Any, tools: list[Any], reset_kwargs: dict[str, Any]):
+        from .openenv import LifelongAction
+
+        self._action = LifelongAction
+        self._client = client
+        self._tools = tools
+        self._closed = False
+        try:
+            self._last = client.reset(**reset_kwargs)
+        except BaseException:
+            self.close()
+            raise
+
+    def initial_messages(self) -> list[dict[str, Any]]:
+        """The task's prompt, as the first user message."""
+        return [{"role": "user", "content": self._last.observation.text}]
+
+    def list_tools(self) -> list[Any]:
+        """The environment's tools as MCP tool specifications."""
+        return list(self._tools)
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        """Send the call; the environment's observation, and whether the task ended."""
+        self._last = self._client.step(self._action(reply=ToolCall(name, arguments).reply()))
+        info = self._last.observation.info
+        metadata = {"status": info.get("status")} if self._last.done else {}
+        return _harness.ToolResult(
+            data=self._last.observation.text, done=bool(self._last.done), metadata=metadata
+        )
+
+    def verify(self, transcript: list[dict[str, Any]], final_state: Any | None = None) -> Any:
+        """The environment's reward; a task still running is ended unsolved first."""
+        if not self._last.done:  # the model stopped calling tools: a reply with no call
+            self._last = self._client.step(self._action(reply=""))
+        info = self._last.observation.info
+        metrics = {key: info.get(key) for key in ("status", "outcome", "task_index")}
+        return _harness.VerifyResult(
+            env_reward=float(self._last.reward or 0.0), done=True, metrics=metrics
+        )
+
+    def close(self) -> None:
+        """End the WebSocket session (the server closes its environment)."""
+        if not self._closed:
+            self._closed = True
+            self._client.close()
+
+
 class ServedSessionFactory(_harness.ResourceSessionFactory):
     """Sessions on a `lifelong-gym serve` server, one WebSocket session per rollout.
 
     The server must run the tools format: `lifelong-gym serve --env ID --env-arg
-    action_format=tools`. A call is sent as the assistant message the environment takes;
-    the task is the row's `task_index`, else the one the rollout's `seed` draws there.
+    action_format=tools`. The task is the row's `task_index`, else the one the rollout's
+    `seed` draws there.
     """
 
     def __init__(self, base_url: str, env_id: str):
         self._base_url = base_url
         self._tools = mcp_tools(tool_schemas(env_id))
 
-    def create(self, task: Any = None, seed: int | None = None, episode_id: str | None = None):
-        """An OpenEnv session adapter over a fresh client session of the server."""
-        from .openenv import LifelongAction, LifelongEnvClient
+    def create(
+        self, task: Any = None, seed: int | None = None, episode_id: str | None = None
+    ) -> ServedSession:
+        """A session over a fresh client connection to the server."""
+        from .openenv import LifelongEnvClient
 
-        client = LifelongEnvClient(base_url=self._base_url).sync()
         index = row_task_index(task)
-
-        def verify(transcript: Any, final_state: Any, last: Any, state: Any) -> Any:
-            if last is None or not last.done:  # a reply with no call ends the task unsolved
-                last = client.step(LifelongAction(reply=""))
-            info = last.observation.info
-            metrics = {key: info.get(key) for key in ("status", "outcome", "task_index")}
-            return _harness.VerifyResult(
-                env_reward=float(last.reward or 0.0), done=True, metrics=metrics
-            )
-
-        return _harness.StepEnvSessionAdapter(
-            client,
-            task=task,
-            seed=seed,
-            episode_id=episode_id,
-            tool_specs=self._tools,
-            action_builder=lambda name, arguments: LifelongAction(
-                reply=ToolCall(name, arguments).reply()
-            ),
-            initial_messages_builder=lambda result, _: [
-                {"role": "user", "content": result.observation.text}
-            ],
-            verify_builder=verify,
-            reset_kwargs={} if index is None else {"task_index": index},
-        )
+        reset_kwargs = {
+            key: value
+            for key, value in (("task_index", index), ("seed", seed), ("episode_id", episode_id))
+            if value is not None
+        }
+        client = LifelongEnvClient(base_url=self._base_url).sync()
+        return ServedSession(client, self._tools, reset_kwargs)
 
 
 def mcp_tools(schemas: Any) -> list[Any]:

@@ -163,3 +163,17 @@ def test_the_served_environment_through_openenvs_harness_gives_the_local_rewards
             assert verify.metrics["status"] == "agent_validation_failed"
         finally:
             served_session.close()
+        # a call to a tool the environment lacks is the model's fault, in both places
+        for session in (local.create({"task_index": 0}), remote.create({"task_index": 0})):
+            try:
+                result = MCPHarnessAdapter().run_white_box(
+                    replay_step([("drop_everything", {"sql": "SELECT 1"})]), session, LIMITS
+                )
+                assert result.done and result.tool_trace[-1].result.done
+                verify = session.verify(result.messages)
+                assert (verify.env_reward, verify.metrics["status"]) == (
+                    0.0,
+                    "agent_validation_failed",
+                )
+            finally:
+                session.close()
