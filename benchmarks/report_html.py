@@ -6,16 +6,19 @@ breaks the format on the rest, writes the run's report.html, and writes a naive 
 same run (every row and every conversation as markup, filtered by hiding rows). Both are
 opened in chromium (playwright); printed side by side: file size, time to open, time to
 filter to one status, to search the conversations (ours), and the longest main-thread
-task (how long the page froze at once).
+task (how long the page froze at once); each page `--rounds` times, interleaved, min and
+median, with the load average.
 
-    python benchmarks/report_html.py [--sessions N] [--chromium PATH] [--keep DIR]
+    python benchmarks/report_html.py [--sessions N] [--rounds N] [--chromium PATH] [--keep DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
+import statistics
 import tempfile
 import time
 from html import escape
@@ -135,6 +138,7 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=10_000)
     parser.add_argument("--chromium", default=shutil.which("chromium"))
     parser.add_argument("--keep", type=Path, help="keep the run and pages in this folder")
+    parser.add_argument("--rounds", type=int, default=3, help="times each page is measured")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -148,19 +152,30 @@ def main() -> None:
         "naive": (naive, ("#status", "agent_validation_failed")),
         "ours": (ours, ("#filter-status", f"agent_validation_failed ({failed})")),
     }
+    rounds: dict[str, list[dict]] = {name: [] for name in choices}
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=args.chromium)
-        results = {name: measure(browser, p, c, failed) for name, (p, c) in choices.items()}
+        for _ in range(args.rounds):  # interleaved: naive, ours, naive, ours, ...
+            for name, (path, choice) in choices.items():
+                rounds[name].append(measure(browser, path, choice, failed))
         browser.close()
-    print(f"{args.sessions} sessions, {failed} agent_validation_failed, headless chromium")
-    print(f"  {'':<6} {'file':>9} {'open':>8} {'filter':>8} {'search':>8} {'longest task':>13}")
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"{args.sessions} sessions, {failed} agent_validation_failed, headless chromium,")
+    print(f"{args.rounds} rounds, min / median in seconds (load average {load})")
+    columns = ("open", "filter", "search", "longest task")
+    print(f"  {'':<6} {'file':>8}" + "".join(f" {c:>13}" for c in columns))
     for name, (page, _) in choices.items():
-        r = results[name]
-        search = f"{r['search']:>7.2f}s" if "search" in r else f"{'-':>8}"
-        print(
-            f"  {name:<6} {page.stat().st_size / 1e6:>7.1f}MB {r['open']:>7.2f}s "
-            f"{r['filter']:>7.2f}s {search} {r['longest task']:>12.2f}s"
+        cells = []
+        for column in columns:
+            values = [r[column] for r in rounds[name] if column in r]
+            cells.append(f"{min(values):.2f} / {statistics.median(values):.2f}" if values else "-")
+        size = f"{page.stat().st_size / 1e6:.1f}MB"
+        print(f"  {name:<6} {size:>8}" + "".join(f" {c:>13}" for c in cells))
+    for column in ("open", "filter"):
+        ratio = statistics.median(r[column] for r in rounds["naive"]) / statistics.median(
+            r[column] for r in rounds["ours"]
         )
+        print(f"  naive / ours, median {column}: {ratio:.1f}x")
     if args.keep is None:
         shutil.rmtree(folder)
 

@@ -15,6 +15,7 @@ import textwrap
 from pathlib import Path
 
 import gymnasium as gym
+import pymysql
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -22,8 +23,9 @@ from click.testing import CliRunner
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.cli import main
 from lifelong_gym.envs.db.actions import operation_reply
-from lifelong_gym.envs.db.backends import make_backend
-from lifelong_gym.envs.db.backends.mysql_server import LEASES, server_containers
+from lifelong_gym.envs.db.backends import make_backend, mysql_server
+from lifelong_gym.envs.db.backends.mysql import parse_url
+from lifelong_gym.envs.db.backends.mysql_server import server_containers
 from lifelong_gym.errors import BackendError
 
 from .db_fixtures import solve, task_file
@@ -35,10 +37,20 @@ from .test_db_tasks import AGENTBENCH_LABEL_MISMATCH, _agentbench_write_tasks, _
 
 
 @pytest.fixture(scope="module")
-def engine(docker_engine, mysql_image):
-    """The engine, with the server image present and no server container left from before."""
-    yield docker_engine
-    assert server_containers(docker_engine) == [], "a server container outlived its users"
+def engine(docker_engine, mysql_image, tmp_path_factory):
+    """The engine with the server image, and a temporary folder (so a lease folder) of our own.
+
+    The lease folder is part of the server's label, so the servers of these tests are
+    apart from those of any other process of this user on the host (another checkout's
+    tests, a run), and every count below is of ours only. The processes the tests start
+    inherit the folder through TMPDIR.
+    """
+    temporary = Path(os.path.abspath(tmp_path_factory.mktemp("tmpdir")))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TMPDIR", str(temporary))
+        patch.setattr(mysql_server, "LEASES", temporary / mysql_server.LEASES.name)
+        yield docker_engine
+        assert server_containers(docker_engine) == [], "a server container outlived its users"
 
 
 def make_started(tmp_path: Path, **kwargs):
@@ -61,7 +73,7 @@ def running_ids(client) -> list[str]:
 
 
 def leases_of(container_id: str) -> set[int]:
-    return {int(p.suffix[1:]) for p in LEASES.glob(f"{container_id[:12]}.*")}
+    return {int(p.suffix[1:]) for p in mysql_server.LEASES.glob(f"{container_id[:12]}.*")}
 
 
 def test_missing_image_is_one_clear_line(docker_engine):
@@ -84,6 +96,21 @@ def test_oracle_scores_every_shipped_task_on_the_started_server(engine):
     env.close()
     assert wrong == []
     assert server_containers(engine) == []
+
+
+def test_the_server_keeps_its_data_on_a_tmpfs(engine, tmp_path):
+    env = make_started(tmp_path)
+    env.reset(options={"task_index": 10})
+    (container,) = server_containers(engine)
+    mounts = container.exec_run(["cat", "/proc/mounts"]).output.decode().splitlines()
+    types = {fields[1]: fields[2] for fields in map(str.split, mounts)}
+    admin = pymysql.connect(**parse_url(env.unwrapped.backend.url))
+    with admin.cursor() as cursor:
+        cursor.execute("SELECT @@datadir")
+        ((datadir,),) = cursor.fetchall()
+    admin.close()
+    env.close()
+    assert datadir.rstrip("/") == "/var/lib/mysql" and types[datadir.rstrip("/")] == "tmpfs"
 
 
 def test_agentbench_hashes_on_the_started_server(engine, external_dir):
@@ -142,13 +169,14 @@ sys.stdin.read()
 """
 
 
-def start_holder(tmp_path: Path) -> tuple[subprocess.Popen, str]:
+def start_holder(tmp_path: Path, **environment: str) -> tuple[subprocess.Popen, str]:
     """Another process holding an environment on the server; returns it and its URL."""
     holder = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(HOLDER), str(task_file(tmp_path))],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
+        env={**os.environ, **environment},
     )
     return holder, holder.stdout.readline().strip()
 
@@ -170,6 +198,26 @@ def test_a_server_used_by_a_live_process_stays_and_a_killed_runs_is_removed(engi
     assert len(running_ids(engine)) == 1 and env.unwrapped.backend.url != url
     env.close()
     assert server_containers(engine) == []
+
+
+def test_a_process_with_another_temporary_folder_neither_joins_nor_removes_it(engine, tmp_path):
+    """It cannot see this folder's leases, so it must not take our server for a leftover."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    holder, url = start_holder(tmp_path, TMPDIR=str(elsewhere))
+    try:
+        servers = engine.containers.list(filters={"label": mysql_server.LABEL})
+        (theirs,) = [c for c in servers if c.labels[mysql_server.LABEL_PASSWORD] in url]
+        env = make_started(tmp_path)
+        env.reset(options={"task_index": 10})
+        assert env.unwrapped.backend.url != url and len(running_ids(engine)) == 1
+        env.close()
+        theirs.reload()
+        assert theirs.status == "running"  # its user still runs
+    finally:
+        holder.communicate("")  # the holder closes its environment and exits
+    assert holder.returncode == 0
+    assert engine.containers.list(all=True, filters={"id": theirs.id}) == []
 
 
 def test_cli_and_yaml_start_the_server(engine, tmp_path):

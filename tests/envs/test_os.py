@@ -126,6 +126,16 @@ def test_persistent_shell_keeps_directory_and_variables(env):
     assert observation == EMPTY_OUTPUT
 
 
+def test_each_scripts_exit_code_is_in_the_details(env):
+    env.reset(options={"task_index": 0})
+    act(env, "false")
+    act(env, "true")
+    observation, _ = act(env, "sleep 30")
+    assert "did not finish" in observation
+    *_, info = env.step("Act: finish")
+    assert info["exit_codes"] == env.unwrapped.session.details["exit_codes"] == [1, 0, None]
+
+
 def test_bash_c_mode_forgets_directory_like_the_reference(client):
     environment = gym.make("LifelongOS-v0", shell="bash-c", pool_size=1)
     try:
@@ -189,6 +199,8 @@ def test_restricted_commands_name_the_refused_one(client):
         assert not done and "`curl`" in observation and "not run" in observation
         observation, _ = act(environment, "ls / | grep etc")
         assert observation == OUTPUT_PREFIX + "etc\n"
+        *_, info = environment.step("Act: finish")
+        assert info["exit_codes"] == [None, 0]  # the refused script did not run
     finally:
         environment.close()
 

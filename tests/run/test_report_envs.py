@@ -65,5 +65,9 @@ def test_os_report_shows_the_reference_script(browser, tmp_path):
         assert task.evaluation.script in side
     reply = page.page.locator("#session-view .msg.agent pre.content").first.text_content()
     assert reply == session.chat_history[1].content and reply.startswith("Act: bash")
+    tags = page.page.eval_on_selector_all(
+        "#session-view .msg.agent .tag", "tags => tags.map(t => t.textContent)"
+    )
+    assert tags == [f"exit code {code}" for code in session.details["exit_codes"]] and tags
     assert page.errors == []
     page.screenshot(tmp_path / "os-session.png")

@@ -113,3 +113,25 @@ def test_an_anchor_opens_the_session_of_a_task(browser, scripted_report):
     assert "task_limit_reached" in page.page.text_content("#session-view .session-head")
     replies = page.page.locator("#session-view .msg.agent").count()
     assert replies == sessions[position - 1].agent_turns
+
+
+def test_previous_and_next_walk_the_sessions_the_filters_show(browser, scripted_report):
+    metrics = json.loads((scripted_report / METRICS_FILE).read_text())
+    sessions = read_sessions(scripted_report / SESSIONS_FILE)[0]
+    failed = "agent_validation_failed"
+    expected = [i for i, s in enumerate(sessions, start=1) if s.status.value == failed]
+    page = OpenPage(browser, file_url(scripted_report / REPORT_FILE))
+    page.page.select_option(
+        "#filter-status", label=f"{failed} ({metrics['status_counts'][failed]})"
+    )
+    page.page.click(f"#session-rows .row[data-position='{expected[0]}']")
+    page.page.wait_for_selector(f"#session-view[data-position='{expected[0]}']")
+    assert page.page.locator("a#session-previous").count() == 0  # the first one shown
+    for position in expected[1:]:
+        page.page.click("#session-next")
+        page.page.wait_for_selector(f"#session-view[data-position='{position}']")
+    assert page.page.locator("a#session-next").count() == 0  # the last one shown
+    page.page.click("#session-previous")
+    page.page.wait_for_selector(f"#session-view[data-position='{expected[-2]}']")
+    assert page.page.get_attribute("#session-up", "href") == "#sessions"
+    assert len(expected) >= 2 and page.errors == []

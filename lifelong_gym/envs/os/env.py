@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from lifelong_gym.core import Evaluation, Interaction, InvalidReply, LifelongEnv
 from lifelong_gym.envs.os.actions import (
@@ -57,7 +58,9 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
 
     ## Episode End
     Terminated on `finish`, `answer` or an unparsable reply; truncated after `max_turns`
-    replies (the task is still scored, as in the reference).
+    replies (the task is still scored, as in the reference). The session's details (and the
+    last step's `info`) hold `exit_codes`: one per script the agent sent, in order (None
+    when the script was refused or timed out), and `answer` on tasks checked by answer.
 
     ## Arguments
     - `tasks`: a shipped task-set name (default "default") or a task file path in our,
@@ -151,11 +154,13 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
             self.pool = ContainerPool(image, size=pool_size, limits=limits)
         self.sandbox: Sandbox | None = None
         self.answer: str | None = None
+        self.exit_codes: list[int | None] = []  # one per script of the current task
 
     # -- the appendix's methods --------------------------------------------------------
 
     def _start_task(self, task: OSTask) -> str:
         self.answer = None
+        self.exit_codes = []
         self.sandbox = self.pool.acquire()
         prepare(self.sandbox, task)
         return opening_prompt(task.instruction, self.action_format)
@@ -188,8 +193,10 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
             try:
                 refused = disallowed_commands(parsed.content)
             except ActionError as error:
+                self.exit_codes.append(None)
                 return Interaction(f"The script was not run: {error}.")
             if refused:
+                self.exit_codes.append(None)
                 names = ", ".join(f"`{name}`" for name in refused)
                 return Interaction(
                     f"The script was not run: {names} is not among the allowed commands."
@@ -198,6 +205,7 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
         result = self.sandbox.run(
             parsed.content, self.mode, timeout=self.command_timeout, limit=self.max_output_length
         )
+        self.exit_codes.append(None if result.timed_out else result.exit_code)
         return Interaction(self._observation(result))
 
     def _observation(self, result: CommandResult) -> str:
@@ -220,7 +228,10 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
         assert self.sandbox is not None
         correct = judge(self.sandbox, task, self.answer)
         outcome = EvaluationOutcome.CORRECT if correct else EvaluationOutcome.INCORRECT
-        return Evaluation(outcome, {"answer": self.answer} if task.answer_check else {})
+        details: dict[str, Any] = {"exit_codes": list(self.exit_codes)}
+        if task.answer_check:
+            details["answer"] = self.answer
+        return Evaluation(outcome, details)
 
     def _end_task(self) -> None:
         sandbox, self.sandbox = self.sandbox, None

@@ -195,6 +195,7 @@
   function valueNode(value) {
     if (typeof value === "string") return make("pre", "", value);
     if (Array.isArray(value) && value.every((v) => typeof v === "string")) return make("pre", "", value.join("\n"));
+    if (Array.isArray(value) && value.every(isPlain)) return make("pre", "", compact(value));
     if (Array.isArray(value)) return make("pre", "", value.map(compact).join("\n"));
     if (value && typeof value === "object") return keyValues(value);
     return make("pre", "", JSON.stringify(value));
@@ -220,7 +221,7 @@
     }
     if (Array.isArray(details.exit_codes) && turn < details.exit_codes.length) {
       const code = details.exit_codes[turn];
-      tags.push(make("span", "tag " + (code === 0 ? "ok" : "fail"), "exit code " + code));
+      tags.push(make("span", "tag " + (code === 0 ? "ok" : "fail"), code === null ? "no exit code" : "exit code " + code));
     }
     if (Array.isArray(details.self_consistency) && turn < details.self_consistency.length) {
       const vote = details.self_consistency[turn];
@@ -312,6 +313,7 @@
     const skills = make("div", "skills", ...row[4].map((k) => make("span", "skill", data.skills[k])));
     const error = conversation.e ? make("pre", "error", "error: " + conversation.e) : null;
     view.replaceChildren(heading, skills, error || "", make("div", "split", conversationNode(conversation), side));
+    heading.append(navigation(row));
     view.dataset.position = String(position);
     view.hidden = false;
     const index = state.shown.indexOf(row);
@@ -320,6 +322,22 @@
     }
     renderRows();
     view.scrollIntoView({ block: "start" });
+  }
+
+  // links to the sessions before and after this one among those the filters show, and up
+  function navigation(row) {
+    const index = state.shown.indexOf(row);
+    const link = (text, anchor, id) => {
+      const node = anchor ? make("a", "", text) : make("span", "disabled", text);
+      if (anchor) node.href = anchor;
+      node.id = id;
+      return node;
+    };
+    const at = (i) => (index >= 0 && i >= 0 && i < state.shown.length ? "#session-" + state.shown[i][0] : null);
+    return make("nav", "session-nav",
+      link("← previous", at(index - 1), "session-previous"),
+      link("next →", at(index + 1), "session-next"),
+      link("↑ the table", "#sessions", "session-up"));
   }
 
   function followHash() {

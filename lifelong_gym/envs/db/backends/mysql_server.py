@@ -1,14 +1,17 @@
 """The MySQL server that `backend="mysql"` without a url starts: one container per host, shared.
 
 How the sharing is decided: the server is a container labelled `org.lifelong-gym.mysql`
-with this host and user. Every process that uses it holds a lease, a file named after the
-container and the process id (holding the process's start time, so a reused pid is not
-taken for the owner) in a folder of the host's temporary directory; the environments of
-one process share its one lease. Finding, starting and removing happen under a file lock
-in that folder, so the workers of a vector env that start at once find one container.
-A process that lets go of its last lease removes the container when no lease of a live
-process is left; a container without such a lease (its run was killed) is removed by the
-next start, which starts a fresh one.
+with this host, user and lease folder. Every process that uses it holds a lease, a file
+named after the container and the process id (holding the process's start time, so a
+reused pid is not taken for the owner) in the lease folder, in the host's temporary
+directory; the environments of one process share its one lease. Finding, starting and
+removing happen under a file lock in that folder, so the workers of a vector env that
+start at once find one container. A process that lets go of its last lease removes the
+container when no lease of a live process is left; a container without such a lease (its
+run was killed) is removed by the next start, which starts a fresh one. The lease folder
+is in the label because a process sees only the leases of its own folder: processes with
+different temporary directories (`TMPDIR`, which a batch system sets per job) each use a
+server of their own, never one whose users they cannot see.
 """
 
 from __future__ import annotations
@@ -35,9 +38,8 @@ from .base import BackendError
 
 logger = logging.getLogger(__name__)
 
-LABEL = "org.lifelong-gym.mysql"  # value: the host and user the server belongs to
+LABEL = "org.lifelong-gym.mysql"  # value: scope(), whose server it is
 LABEL_PASSWORD = "org.lifelong-gym.mysql.password"
-SCOPE = f"{socket.gethostname()}:{os.getuid()}"
 LEASES = Path(tempfile.gettempdir()) / f"lifelong-gym-mysql-{os.getuid()}"
 READY_TIMEOUT = 120.0
 BUILD_HINT = (
@@ -100,9 +102,14 @@ def release_server(container_id: str, client: Any = None) -> None:
             _remove(client or docker_client(), container_id)
 
 
+def scope() -> str:
+    """The label value of this process's server: host, user and lease folder."""
+    return f"{socket.gethostname()}:{os.getuid()}:{LEASES}"
+
+
 def server_containers(client: Any) -> list[Any]:
-    """The server containers of this host and user, running or not."""
-    return client.containers.list(all=True, filters={"label": f"{LABEL}={SCOPE}"})
+    """The server containers of this host, user and lease folder, running or not."""
+    return client.containers.list(all=True, filters={"label": f"{LABEL}={scope()}"})
 
 
 # -- internals ------------------------------------------------------------------------
@@ -138,7 +145,7 @@ def _start_server(client: Any, image: str) -> Any:
         return client.containers.run(
             image,
             detach=True,
-            labels={LABEL: SCOPE, LABEL_PASSWORD: password},
+            labels={LABEL: scope(), LABEL_PASSWORD: password},
             environment={PASSWORD_VARIABLE: password},
             tmpfs={"/var/lib/mysql": "size=2g", "/run/mysqld": "size=16m"},
             # a free port of the host's choosing, on loopback only (never 3306)
