@@ -1,7 +1,10 @@
-"""`SHOW TABLES`, `DESCRIBE t`, `SHOW COLUMNS FROM t`, `SHOW CREATE TABLE t` on SQLite.
+"""`SHOW TABLES`, `DESCRIBE t`, `SHOW COLUMNS FROM t`, `SHOW CREATE TABLE t`, `SHOW INDEX
+FROM t` (`SHOW KEYS`, `SHOW INDEXES`) and `SHOW DATABASES` on SQLite.
 
 Answered from the tables' declared MySQL types, in the shape MariaDB answers them (rows of
-Field, Type, Null, Key, Default, Extra; MariaDB's type names such as `int(11)`).
+Field, Type, Null, Key, Default, Extra; MariaDB's type names such as `int(11)`). A task
+table has no keys, so it has no index rows; the databases are those the agent's account
+sees on MariaDB: information_schema and the task's own (`main`, as `DATABASE()` shows).
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import re
 import sqlite3
 from typing import Any
 
+from .sqlite_catalog import DATABASE, SCHEMA, Catalog
 from .sqlite_types import mariadb_type
 
 _NAME = r"(`(?:[^`]|``)+`|\"(?:[^\"]|\"\")+\"|[\w$]+)"
@@ -24,10 +28,16 @@ _DESCRIBE = re.compile(
     re.I,
 )
 _SHOW_CREATE = re.compile(rf"^\s*SHOW\s+CREATE\s+TABLE\s+{_QUALIFIED}\s*;?\s*$", re.I)
+_SHOW_INDEX = re.compile(
+    rf"^\s*SHOW\s+(?:EXTENDED\s+)?(?:INDEX|INDEXES|KEYS)\s+(?:FROM|IN)\s+{_QUALIFIED}"
+    rf"(?:\s+(?:FROM|IN)\s+{_NAME})?(?:\s+WHERE\s.*?)?\s*;?\s*$",
+    re.I | re.S,
+)
+_SHOW_DATABASES = re.compile(
+    r"^\s*SHOW\s+(?:DATABASES|SCHEMAS)(?:\s+LIKE\s+'([^']*)')?\s*;?\s*$", re.I
+)
 _SHOW = re.compile(r"^\s*SHOW\b", re.I)
 CHARSET = "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci"
-
-Declared = dict[str, dict[str, str]]  # table (lower case) -> column (lower case) -> MySQL type
 
 
 def _bare(name: str) -> str:
@@ -44,9 +54,9 @@ def _like(pattern: str) -> re.Pattern[str]:
 class SchemaAnswers:
     """Answers MySQL's schema statements from an SQLite connection and the declared types."""
 
-    def __init__(self, connection: sqlite3.Connection, declared: Declared):
+    def __init__(self, connection: sqlite3.Connection, catalog: Catalog):
         self.connection = connection
-        self.declared = declared
+        self.catalog = catalog
 
     def answer(self, sql: str) -> list[tuple[Any, ...]] | str | None:
         """Rows for a schema statement, an error text, or None when `sql` is not one."""
@@ -60,12 +70,20 @@ class SchemaAnswers:
             return self._columns(_bare(found.group(2)))
         if found := _SHOW_CREATE.match(sql):
             return self._create(_bare(found.group(2)))
+        if found := _SHOW_INDEX.match(sql):
+            rows = self._describe_rows(_bare(found.group(2)))
+            return _missing(_bare(found.group(2))) if rows is None else []
+        if found := _SHOW_DATABASES.match(sql):
+            names = [SCHEMA, DATABASE]
+            pattern = found.group(1)
+            return [(n,) for n in names if pattern is None or _like(pattern).match(n)]
         if re.match(r"^\s*EXPLAIN\s+(SELECT|UPDATE|DELETE|INSERT|WITH)\b", sql, re.I):
             return "EXPLAIN of a statement is not supported by the embedded SQLite back-end"
         if _SHOW.match(sql):
             return (
                 "this SHOW statement is not supported by the embedded SQLite back-end "
-                "(supported: SHOW TABLES, SHOW COLUMNS FROM t, SHOW CREATE TABLE t, DESCRIBE t)"
+                "(supported: SHOW TABLES, SHOW COLUMNS FROM t, SHOW CREATE TABLE t, "
+                "SHOW INDEX FROM t, SHOW DATABASES, DESCRIBE t)"
             )
         return None
 
@@ -87,7 +105,12 @@ class SchemaAnswers:
         info = [row[1:3] for row in self.connection.execute(f"PRAGMA table_info({quoted})")]
         if not info:
             return None
-        declared = self.declared.get(table.lower(), {})
+        declared = {
+            column.lower(): kind
+            for name, columns in self.catalog
+            if name.lower() == table.lower()
+            for column, kind in columns
+        }
         return [
             (name, mariadb_type(declared.get(name.lower(), stored or "TEXT")), "YES", "", None, "")
             for name, stored in info

@@ -17,21 +17,17 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.dialects.mysql import MySQL
-from sqlglot.errors import ErrorLevel, SqlglotError
+from sqlglot.errors import ErrorLevel
 from sqlglot.tokens import TokenType
 
+from .sqlite_catalog import SCHEMA, VIEWS, Catalog, view, view_types
+from .sqlite_expand import NotServed, Refused, expand
 from .sqlite_functions import COLLATION
 from .sqlite_types import NumericType, numeric_type
 
-Columns = tuple[tuple[str, str], ...]  # (column name, declared MySQL type), every table
-
-
-class NotServed(SqlglotError):
-    """A MySQL statement the embedded back-end cannot answer faithfully."""
-
-
-class Refused(SqlglotError):
-    """A statement MySQL itself refuses (the message says what MySQL would say)."""
+# Words that make a statement need this translator whatever else it holds: a fast path
+# that skips sqlglot must send a statement with one of them (outside strings) here.
+TRANSLATED_WORDS = frozenset({"ROLLUP", "CUBE", "ALL", "ANY", "SOME", SCHEMA.upper()})
 
 
 @dataclass(frozen=True)
@@ -421,21 +417,44 @@ def _check_tables(sql: str, tree: exp.Expression, tables: tuple[str, ...]) -> No
             raise Refused(f"Table '{name}' doesn't exist")
 
 
+def _views(tree: exp.Expression) -> list[exp.Table]:
+    """The statement's references to information_schema (refused unless served)."""
+    found = [t for t in tree.find_all(exp.Table) if t.db.lower() == SCHEMA]
+    for table in found:
+        if table.name.upper() not in VIEWS:
+            raise NotServed(
+                f"{SCHEMA}.{table.name} is not available on the embedded back-end "
+                f"(available: {', '.join(VIEWS)})"
+            )
+    return found
+
+
+def _serve_views(tree: exp.Expression, catalog: Catalog) -> None:
+    """Each information_schema view read from the declared schema, as a derived table."""
+    for table in _views(tree):
+        alias = exp.TableAlias(this=exp.to_identifier(table.alias_or_name))
+        table.replace(exp.Subquery(this=view(table.name.upper(), catalog), alias=alias))
+
+
 @functools.lru_cache(maxsize=4096)
-def translate(
-    sql: str, columns: Columns = (), tables: tuple[str, ...] = ()
-) -> tuple[Translation, ...]:
-    """MySQL statements in SQLite's dialect (cached: RL loops send the same ones again)."""
+def translate(sql: str, catalog: Catalog = ()) -> tuple[Translation, ...]:
+    """MySQL statements in SQLite's dialect, over the tables of `catalog` (cached: RL loops
+    send the same ones again)."""
+    declared = {c.lower(): t for _, columns in catalog for c, t in columns}
+    tables = tuple(name for name, _ in catalog)
     found: list[Translation] = []
     for tree in sqlglot.parse(sql, read="mysql"):
         if tree is None:
             continue
-        group = tree.args.get("group")
-        if group is not None and (group.args.get("rollup") or group.args.get("cube")):
-            raise NotServed("GROUP BY ... WITH ROLLUP is not supported by the embedded back-end")
         _check_tables(sql, tree, tables)
+        views = _views(tree)
+        columns = dict(declared)
+        for table in views:  # the views' columns are typed as MariaDB declares them
+            columns = {**view_types(table.name.upper()), **columns}
+        tree = expand(tree, columns)
         strict = isinstance(tree, (exp.Update, exp.Delete, exp.Insert))
-        rewritten = _Rewriter(dict((c.lower(), t) for c, t in columns), strict).run(tree)
+        rewritten = _Rewriter(columns, strict).run(tree)
+        _serve_views(rewritten, catalog)
         # the tree is ours alone: no copy before generating
         text = _SQLITE.generate(rewritten, copy=False, unsupported_level=ErrorLevel.RAISE)
         found.append(Translation(text, isinstance(tree, (exp.Insert, exp.Update))))
