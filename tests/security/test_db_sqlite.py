@@ -183,3 +183,31 @@ def test_an_open_transaction_scores_the_same_on_mariadb(tmp_path, mysql_url):
         assert _transaction_outcomes(server) == ("incorrect", "correct", "incorrect")
     finally:
         server.close()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    ("sql", "answered"),
+    [
+        ("SELECT * FROM information_schema.TABLES", True),
+        ("SELECT * FROM information_schema.COLUMNS", True),
+        ("SELECT * FROM information_schema.SCHEMATA", True),
+        ("SHOW DATABASES", True),
+        ("SHOW INDEX FROM `shop items`", True),
+        ("SELECT name, sql FROM information_schema.TABLES", False),  # SQLite's columns
+        ("SELECT * FROM information_schema.sqlite_master", False),
+        ("SELECT * FROM information_schema.sqlite_temp_master", False),
+        ("SELECT * FROM information_schema.pragma_table_info", False),
+        ("SELECT * FROM information_schema.TABLES t, pragma_table_info('shop items') p", False),
+    ],
+)
+def test_information_schema_shows_the_declared_schema_not_sqlites(env, sql, answered):
+    """The catalog an agent reads is built from the task's declared schema: neither
+    SQLite's own tables (sqlite_master, the storage triggers' text) nor its pragmas show."""
+    write = "INSERT INTO `shop items` VALUES (4, 'mate', 9.99, NULL)"  # installs the triggers
+    shown, info = _run(env, INSERT, write, sql)
+    assert info["status"] == "completed"
+    assert shown[1].startswith("Error:") != answered, shown[1]
+    # what sqlite_master and table_info would show: SQL text, storage types, the triggers
+    for hidden in ("CREATE TABLE", "lgym_store", "REAL DECIMAL", "MYSQL_CI", "'table'"):
+        assert hidden not in shown[1], shown[1]
