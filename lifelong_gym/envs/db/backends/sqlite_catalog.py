@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from .sqlite_expand import NotServed
 from .sqlite_functions import COLLATION
 from .sqlite_types import column_facts, is_text, mariadb_type
 
@@ -66,9 +67,24 @@ def view_types(name: str) -> dict[str, str]:
     return {column.lower(): _DECLARED[kind] for column, kind in _VIEWS[name]}
 
 
-def view(name: str, catalog: Catalog) -> exp.Query:
-    """A query of the view's rows for the agent's tables (a fresh tree: the caller owns it)."""
-    return _view(name, catalog).copy()
+def views_of(tree: exp.Expression) -> list[exp.Table]:
+    """The statement's references to information_schema (refused unless served)."""
+    found = [t for t in tree.find_all(exp.Table) if t.db.lower() == SCHEMA]
+    for table in found:
+        if table.name.upper() not in VIEWS:
+            raise NotServed(
+                f"{SCHEMA}.{table.name} is not available on the embedded back-end "
+                f"(available: {', '.join(VIEWS)})"
+            )
+    return found
+
+
+def serve_views(tree: exp.Expression, catalog: Catalog) -> None:
+    """Each information_schema view read from the declared schema, as a derived table."""
+    for table in views_of(tree):
+        alias = exp.TableAlias(this=exp.to_identifier(table.alias_or_name))
+        rows = _view(table.name.upper(), catalog).copy()  # a fresh tree: the statement owns it
+        table.replace(exp.Subquery(this=rows, alias=alias))
 
 
 @functools.lru_cache(maxsize=256)

@@ -4,7 +4,10 @@ sqlglot parses the MySQL statement; the tree is then rewritten, children before 
 MySQL functions whose SQLite namesakes differ (or are missing) become calls of the user
 functions in `sqlite_functions`; exact-number results are rounded to MySQL's scale
 (`9.4167` for an AVG of integers, `2.5000` for 5/2); text literals in comparisons get the
-case-insensitive collation. DDL never gets here: the statement guard refuses it first.
+case-insensitive collation. Before the rewrite, what SQLite lacks (`ALL`/`ANY`, `WITH
+ROLLUP`) is spelled out (`sqlite_expand`); after it, information_schema views become derived
+tables of the declared schema (`sqlite_catalog`). DDL never gets here: the statement guard
+refuses it first.
 """
 
 from __future__ import annotations
@@ -20,14 +23,17 @@ from sqlglot.dialects.mysql import MySQL
 from sqlglot.errors import ErrorLevel
 from sqlglot.tokens import TokenType
 
-from .sqlite_catalog import SCHEMA, VIEWS, Catalog, view, view_types
+from .sqlite_catalog import SCHEMA, Catalog, serve_views, view_types, views_of
 from .sqlite_expand import NotServed, Refused, expand
 from .sqlite_functions import COLLATION
 from .sqlite_types import NumericType, numeric_type
 
 # Words that make a statement need this translator whatever else it holds: a fast path
-# that skips sqlglot must send a statement with one of them (outside strings) here.
-TRANSLATED_WORDS = frozenset({"ROLLUP", "CUBE", "ALL", "ANY", "SOME", SCHEMA.upper()})
+# that skips sqlglot must send a statement with one of them (outside strings) here
+# (DATABASE() and SCHEMA() name the task's database as the catalog does).
+TRANSLATED_WORDS = frozenset(
+    {"ROLLUP", "CUBE", "ALL", "ANY", "SOME", SCHEMA.upper(), "DATABASE", "SCHEMA"}
+)
 
 
 @dataclass(frozen=True)
@@ -417,25 +423,6 @@ def _check_tables(sql: str, tree: exp.Expression, tables: tuple[str, ...]) -> No
             raise Refused(f"Table '{name}' doesn't exist")
 
 
-def _views(tree: exp.Expression) -> list[exp.Table]:
-    """The statement's references to information_schema (refused unless served)."""
-    found = [t for t in tree.find_all(exp.Table) if t.db.lower() == SCHEMA]
-    for table in found:
-        if table.name.upper() not in VIEWS:
-            raise NotServed(
-                f"{SCHEMA}.{table.name} is not available on the embedded back-end "
-                f"(available: {', '.join(VIEWS)})"
-            )
-    return found
-
-
-def _serve_views(tree: exp.Expression, catalog: Catalog) -> None:
-    """Each information_schema view read from the declared schema, as a derived table."""
-    for table in _views(tree):
-        alias = exp.TableAlias(this=exp.to_identifier(table.alias_or_name))
-        table.replace(exp.Subquery(this=view(table.name.upper(), catalog), alias=alias))
-
-
 @functools.lru_cache(maxsize=4096)
 def translate(sql: str, catalog: Catalog = ()) -> tuple[Translation, ...]:
     """MySQL statements in SQLite's dialect, over the tables of `catalog` (cached: RL loops
@@ -447,14 +434,14 @@ def translate(sql: str, catalog: Catalog = ()) -> tuple[Translation, ...]:
         if tree is None:
             continue
         _check_tables(sql, tree, tables)
-        views = _views(tree)
+        views = views_of(tree)
         columns = dict(declared)
         for table in views:  # the views' columns are typed as MariaDB declares them
             columns = {**view_types(table.name.upper()), **columns}
         tree = expand(tree, columns)
         strict = isinstance(tree, (exp.Update, exp.Delete, exp.Insert))
         rewritten = _Rewriter(columns, strict).run(tree)
-        _serve_views(rewritten, catalog)
+        serve_views(rewritten, catalog)
         # the tree is ours alone: no copy before generating
         text = _SQLITE.generate(rewritten, copy=False, unsupported_level=ErrorLevel.RAISE)
         found.append(Translation(text, isinstance(tree, (exp.Insert, exp.Update))))
