@@ -31,9 +31,11 @@ from .sqlite_types import NumericType, numeric_type
 # Words that make a statement need this translator whatever else it holds: a fast path
 # that skips sqlglot must send a statement with one of them (outside strings) here
 # (DATABASE() and SCHEMA() name the task's database as the catalog does).
-TRANSLATED_WORDS = frozenset(
-    {"ROLLUP", "CUBE", "ALL", "ANY", "SOME", SCHEMA.upper(), "DATABASE", "SCHEMA"}
-)
+_EXPANDED_WORDS = ("ROLLUP", "CUBE", "ALL", "ANY", "SOME", SCHEMA.upper())
+TRANSLATED_WORDS = frozenset({*_EXPANDED_WORDS, "DATABASE", "SCHEMA"})
+# a statement without these words needs neither expansions nor views (a hint only: the
+# tree decides; a word inside a string costs only the search)
+_EXPANDED = re.compile(rf"\b(?:{'|'.join(_EXPANDED_WORDS)})\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -430,18 +432,20 @@ def translate(sql: str, catalog: Catalog = ()) -> tuple[Translation, ...]:
     declared = {c.lower(): t for _, columns in catalog for c, t in columns}
     tables = tuple(name for name, _ in catalog)
     found: list[Translation] = []
+    expanded = _EXPANDED.search(sql) is not None
     for tree in sqlglot.parse(sql, read="mysql"):
         if tree is None:
             continue
         _check_tables(sql, tree, tables)
-        views = views_of(tree)
         columns = dict(declared)
-        for table in views:  # the views' columns are typed as MariaDB declares them
-            columns = {**view_types(table.name.upper()), **columns}
-        tree = expand(tree, columns)
+        if expanded:
+            for table in views_of(tree):  # the views' columns are typed as MariaDB's
+                columns = {**view_types(table.name.upper()), **columns}
+            tree = expand(tree, columns)
         strict = isinstance(tree, (exp.Update, exp.Delete, exp.Insert))
         rewritten = _Rewriter(columns, strict).run(tree)
-        serve_views(rewritten, catalog)
+        if expanded:
+            serve_views(rewritten, catalog)
         # the tree is ours alone: no copy before generating
         text = _SQLITE.generate(rewritten, copy=False, unsupported_level=ErrorLevel.RAISE)
         found.append(Translation(text, isinstance(tree, (exp.Insert, exp.Update))))
