@@ -76,7 +76,7 @@ def error(backend, sql):
         # the compared value may be an aggregate of the outer query
         (f"SELECT dept FROM {T} GROUP BY dept HAVING SUM(salary) >= ALL "
          f"(SELECT SUM(salary) FROM {T} GROUP BY dept)", [("Sales",)]),
-        ("SELECT 'ALICE' >= ALL (SELECT 'alice')", [(1,)]),
+        ("SELECT 'ALICE' >= ALL (SELECT 'alice'), 'a' = ANY (SELECT 'A')", [(1, 1)]),
     ],
 )  # fmt: skip
 def test_quantified_comparisons_answer_as_mysql(backend, sql, expected):

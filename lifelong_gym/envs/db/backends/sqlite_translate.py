@@ -350,8 +350,12 @@ class _Rewriter:
         return node
 
     def _in(self, node: exp.In) -> exp.Expression:
+        """An untyped value compared with text literals or a subquery's values (`= ANY`
+        becomes IN) is compared case-insensitively: a subquery of literals has no column
+        collation for SQLite to use."""
         if not isinstance(node.this, exp.Column) and self.type_of(node.this) is None:
-            if any(isinstance(e, exp.Literal) and e.is_string for e in node.expressions):
+            texts = any(isinstance(e, exp.Literal) and e.is_string for e in node.expressions)
+            if texts or node.args.get("query") is not None:
                 self._wrap_collate(node.this)
         return node
 
