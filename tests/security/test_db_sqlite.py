@@ -211,3 +211,26 @@ def test_information_schema_shows_the_declared_schema_not_sqlites(env, sql, answ
     # what sqlite_master and table_info would show: SQL text, storage types, the triggers
     for hidden in ("CREATE TABLE", "lgym_store", "REAL DECIMAL", "MYSQL_CI", "'table'"):
         assert hidden not in shown[1], shown[1]
+
+
+def _nested(template: str, depth: int) -> str:
+    sql = "SELECT id FROM `shop items`"
+    for _ in range(depth):
+        sql = template.format(sql)
+    return sql
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(
+    "sql",
+    [  # each expansion copies what it expands: nested, they would grow exponentially
+        _nested("SELECT id FROM `shop items` WHERE id >= ALL ({})", 40),
+        _nested("SELECT id, COUNT(*) AS c FROM ({}) x GROUP BY id WITH ROLLUP", 40),
+        "SELECT id FROM `shop items` WHERE "
+        + " AND ".join(["id >= ANY (SELECT id FROM `shop items`)"] * 3000),
+    ],
+)
+def test_nested_expansions_are_bounded(env, sql):
+    shown, info = _run(env, QUERY, sql)
+    assert shown[0].startswith("Error:")
+    assert info["status"] == "completed"

@@ -30,19 +30,41 @@ _GENERAL = exp.Var(this="utf8mb4_general_ci")  # MySQL's default collation
 def expand(tree: exp.Expression, columns: dict[str, str]) -> exp.Expression:
     """`tree` with its quantified comparisons and rollups spelled out (`columns`: the
     declared types of the tables' columns by lower-case name)."""
-    quantified = [node for node in tree.find_all(exp.All, exp.Any)]
+    budget = _Budget()
+    quantified = list(tree.find_all(exp.All, exp.Any))
     for number, node in enumerate(reversed(quantified)):  # inner ones first
         comparison = node.parent
         if not isinstance(comparison, _ORDERED) or comparison.expression is not node:
             raise NotServed("ALL / ANY / SOME must follow a comparison operator")
+        as_in = type(comparison) is (exp.NEQ if isinstance(node, exp.All) else exp.EQ)  # IN
+        budget.spend(node, copies=0 if as_in else 4)
         tree = _swap(tree, comparison, _quantified(comparison, node, f"lgym_q{number}"))
-    for select in reversed(list(tree.find_all(exp.Select))):
+    for select in reversed(list(tree.find_all(exp.Select))):  # inner ones first
         group = select.args.get("group")
         if group is not None and group.args.get("cube"):
             raise Refused("This version of MariaDB doesn't yet support 'CUBE'")
         if group is not None and group.args.get("rollup"):
+            budget.spend(select, copies=len(group.expressions) + 1)
             tree = _swap(tree, select, _rollup(select, columns))
     return tree
+
+
+class _Budget:
+    """The nodes the expansions may copy for one statement: each expansion copies what it
+    expands (ALL/ANY up to 4 times, a rollup once a level), so nesting them would grow the
+    statement exponentially; beyond the budget the statement is not served."""
+
+    NODES = 20_000
+
+    def __init__(self) -> None:
+        self.left = self.NODES
+
+    def spend(self, node: exp.Expression, copies: int) -> None:
+        self.left -= copies * sum(1 for _ in node.walk())
+        if self.left < 0:
+            raise NotServed(
+                "this statement nests ALL / ANY / WITH ROLLUP too deeply for the embedded back-end"
+            )
 
 
 def _swap(tree: exp.Expression, old: exp.Expression, new: exp.Expression) -> exp.Expression:
