@@ -234,3 +234,20 @@ def test_nested_expansions_are_bounded(env, sql):
     shown, info = _run(env, QUERY, sql)
     assert shown[0].startswith("Error:")
     assert info["status"] == "completed"
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(
+    "sql",
+    [  # patterns and blank runs that would make a backtracking matcher take hours
+        "SHOW DATABASES LIKE '" + "%" * 3000 + "x'",
+        "SHOW TABLES LIKE '" + "%a" * 20000 + "'",
+        "SHOW INDEX FROM `shop items` WHERE " + " " * 200000 + "x",
+        "DESCRIBE `shop items`" + " " * 200000 + "x",
+        "SHOW CREATE TABLE `shop items`" + " " * 200000 + "x",
+    ],
+    ids=["databases-like", "tables-like", "index-where", "describe", "show-create"],
+)
+def test_schema_statements_are_answered_in_linear_time(env, sql):
+    _, info = _run(env, QUERY, sql)
+    assert info["status"] == "completed"

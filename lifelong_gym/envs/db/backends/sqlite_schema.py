@@ -18,23 +18,26 @@ from .sqlite_types import mariadb_type
 
 _NAME = r"(`(?:[^`]|``)+`|\"(?:[^\"]|\"\")+\"|[\w$]+)"
 _QUALIFIED = rf"(?:{_NAME}\s*\.\s*)?{_NAME}"
+# the end of a statement: blanks, then a `;` and blanks (one way to split them: a blank run
+# that is no end cannot be tried in quadratically many splits)
+_END = r"\s*(?:;\s*)?$"
 _SHOW_TABLES = re.compile(
-    rf"^\s*SHOW\s+(FULL\s+)?TABLES(?:\s+(?:FROM|IN)\s+{_NAME})?(?:\s+LIKE\s+'([^']*)')?\s*;?\s*$",
+    rf"^\s*SHOW\s+(FULL\s+)?TABLES(?:\s+(?:FROM|IN)\s+{_NAME})?(?:\s+LIKE\s+'([^']*)')?{_END}",
     re.I,
 )
 _DESCRIBE = re.compile(
     rf"^\s*(?:DESCRIBE|DESC|EXPLAIN|SHOW\s+(?:FULL\s+)?(?:COLUMNS|FIELDS)\s+(?:FROM|IN))\s+"
-    rf"{_QUALIFIED}\s*;?\s*$",
+    rf"{_QUALIFIED}{_END}",
     re.I,
 )
-_SHOW_CREATE = re.compile(rf"^\s*SHOW\s+CREATE\s+TABLE\s+{_QUALIFIED}\s*;?\s*$", re.I)
+_SHOW_CREATE = re.compile(rf"^\s*SHOW\s+CREATE\s+TABLE\s+{_QUALIFIED}{_END}", re.I)
 _SHOW_INDEX = re.compile(
     rf"^\s*SHOW\s+(?:EXTENDED\s+)?(?:INDEX|INDEXES|KEYS)\s+(?:FROM|IN)\s+{_QUALIFIED}"
-    rf"(?:\s+(?:FROM|IN)\s+{_NAME})?(?:\s+WHERE\s.*?)?\s*;?\s*$",
+    rf"(?:\s+(?:FROM|IN)\s+{_NAME})?(?:\s+WHERE\s.*)?$",
     re.I | re.S,
 )
 _SHOW_DATABASES = re.compile(
-    r"^\s*SHOW\s+(?:DATABASES|SCHEMAS)(?:\s+LIKE\s+'([^']*)')?\s*;?\s*$", re.I
+    rf"^\s*SHOW\s+(?:DATABASES|SCHEMAS)(?:\s+LIKE\s+'([^']*)')?{_END}", re.I
 )
 _SHOW = re.compile(r"^\s*SHOW\b", re.I)
 CHARSET = "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci"
@@ -46,9 +49,34 @@ def _bare(name: str) -> str:
     return name
 
 
-def _like(pattern: str) -> re.Pattern[str]:
-    parts = (".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern)
-    return re.compile("".join(parts) + r"\Z", re.I | re.S)
+def _like(pattern: str, text: str) -> bool:
+    """MySQL's `text LIKE pattern` without case (`%`, `_`, `\\` escapes), in time bounded by
+    the text's length squared: no pattern can make it backtrack."""
+    tokens: list[str | None] = []  # a character, "" for `_`, None for `%` (a run is one)
+    escaped = False
+    for char in pattern.casefold():
+        if escaped or char not in "%_\\":
+            tokens.append(char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == "_":
+            tokens.append("")
+        elif not tokens or tokens[-1] is not None:
+            tokens.append(None)
+    text = text.casefold()
+    if sum(token is not None for token in tokens) > len(text):
+        return False  # each character or `_` needs a character of its own
+    reach = _close({0}, tokens)  # how many tokens can have matched the text read so far
+    for char in text:
+        moved = {i + 1 for i in reach if i < len(tokens) and tokens[i] in ("", char)}
+        reach = _close(moved | {i for i in reach if i < len(tokens) and tokens[i] is None}, tokens)
+    return len(tokens) in reach
+
+
+def _close(reach: set[int], tokens: list[str | None]) -> set[int]:
+    """`reach` with each `%` also matching nothing."""
+    return reach | {i + 1 for i in reach if i < len(tokens) and tokens[i] is None}
 
 
 class SchemaAnswers:
@@ -76,7 +104,7 @@ class SchemaAnswers:
         if found := _SHOW_DATABASES.match(sql):
             names = [SCHEMA, DATABASE]
             pattern = found.group(1)
-            return [(n,) for n in names if pattern is None or _like(pattern).match(n)]
+            return [(n,) for n in names if pattern is None or _like(pattern, n)]
         if re.match(r"^\s*EXPLAIN\s+(SELECT|UPDATE|DELETE|INSERT|WITH)\b", sql, re.I):
             return "EXPLAIN of a statement is not supported by the embedded SQLite back-end"
         if _SHOW.match(sql):
@@ -96,7 +124,7 @@ class SchemaAnswers:
             )
         ]
         if pattern is not None:
-            names = [name for name in names if _like(pattern).match(name)]
+            names = [name for name in names if _like(pattern, name)]
         return [(name, "BASE TABLE") if full else (name,) for name in names]
 
     def _describe_rows(self, table: str) -> list[tuple[Any, ...]] | None:
