@@ -183,3 +183,71 @@ def test_an_open_transaction_scores_the_same_on_mariadb(tmp_path, mysql_url):
         assert _transaction_outcomes(server) == ("incorrect", "correct", "incorrect")
     finally:
         server.close()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    ("sql", "answered"),
+    [
+        ("SELECT * FROM information_schema.TABLES", True),
+        ("SELECT * FROM information_schema.COLUMNS", True),
+        ("SELECT * FROM information_schema.SCHEMATA", True),
+        ("SHOW DATABASES", True),
+        ("SHOW INDEX FROM `shop items`", True),
+        ("SELECT name, sql FROM information_schema.TABLES", False),  # SQLite's columns
+        ("SELECT * FROM information_schema.sqlite_master", False),
+        ("SELECT * FROM information_schema.sqlite_temp_master", False),
+        ("SELECT * FROM information_schema.pragma_table_info", False),
+        ("SELECT * FROM information_schema.TABLES t, pragma_table_info('shop items') p", False),
+    ],
+)
+def test_information_schema_shows_the_declared_schema_not_sqlites(env, sql, answered):
+    """The catalog an agent reads is built from the task's declared schema: neither
+    SQLite's own tables (sqlite_master, the storage triggers' text) nor its pragmas show."""
+    write = "INSERT INTO `shop items` VALUES (4, 'mate', 9.99, NULL)"  # installs the triggers
+    shown, info = _run(env, INSERT, write, sql)
+    assert info["status"] == "completed"
+    assert shown[1].startswith("Error:") != answered, shown[1]
+    # what sqlite_master and table_info would show: SQL text, storage types, the triggers
+    for hidden in ("CREATE TABLE", "lgym_store", "REAL DECIMAL", "MYSQL_CI", "'table'"):
+        assert hidden not in shown[1], shown[1]
+
+
+def _nested(template: str, depth: int) -> str:
+    sql = "SELECT id FROM `shop items`"
+    for _ in range(depth):
+        sql = template.format(sql)
+    return sql
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(
+    "sql",
+    [  # each expansion copies what it expands: nested, they would grow exponentially
+        _nested("SELECT id FROM `shop items` WHERE id >= ALL ({})", 40),
+        _nested("SELECT id, COUNT(*) AS c FROM ({}) x GROUP BY id WITH ROLLUP", 40),
+        "SELECT id FROM `shop items` WHERE "
+        + " AND ".join(["id >= ANY (SELECT id FROM `shop items`)"] * 3000),
+    ],
+)
+def test_nested_expansions_are_bounded(env, sql):
+    shown, info = _run(env, QUERY, sql)
+    assert shown[0].startswith("Error:")
+    assert info["status"] == "completed"
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(
+    "sql",
+    [  # patterns and blank runs that would make a backtracking matcher take hours
+        "SHOW DATABASES LIKE '" + "%" * 3000 + "x'",
+        "SHOW TABLES LIKE '" + "%a" * 20000 + "'",
+        "SHOW INDEX FROM `shop items` WHERE " + " " * 200000 + "x",
+        "DESCRIBE `shop items`" + " " * 200000 + "x",
+        "SHOW CREATE TABLE `shop items`" + " " * 200000 + "x",
+    ],
+    ids=["databases-like", "tables-like", "index-where", "describe", "show-create"],
+)
+def test_schema_statements_are_answered_in_linear_time(env, sql):
+    _, info = _run(env, QUERY, sql)
+    assert info["status"] == "completed"

@@ -9,6 +9,9 @@ statements each followed by `SELECT *` of the table). Two observations match whe
   what the agent must see alike), or
 - both are rows and the rows are equal as the agent reads them (the observation text),
   in order when the statement has a top-level ORDER BY, else as multisets.
+
+The task database's name differs by design (random per task on MySQL, `main` on SQLite:
+what `DATABASE()` shows); MySQL's is read as SQLite's before comparing.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from .actions import answer_reply, operation_reply
+from .backends.sqlite_catalog import DATABASE
 
 
 @dataclass(frozen=True)
@@ -138,7 +142,11 @@ class _Side:
         self.backend, self.url = backend, url
         self.envs: dict[Path, Any] = {}
 
-    def run(self, path: Path, index: int, statements: tuple[str, ...]) -> list[str] | None:
+    def run(
+        self, path: Path, index: int, statements: tuple[str, ...], database: str | None = None
+    ) -> list[str] | None:
+        """The observations of `statements` on a fresh copy of the task's table (the task
+        database's name shown as `database`, when given)."""
         env = self.envs.get(path)
         if env is None:
             env = gym.make(
@@ -152,6 +160,8 @@ class _Side:
         except Exception:  # noqa: BLE001 - a table this server cannot create: no case
             return None
         shown = [env.step(operation_reply(sql))[0] for sql in statements]
+        if database is not None:
+            shown = [o.replace(env.backend.database, database) for o in shown]
         env.step(answer_reply("done"))
         return shown
 
@@ -168,7 +178,7 @@ def run_corpus(corpus: Corpus, mysql_url: str) -> tuple[list[Outcome], list[Case
     try:
         for case in corpus.cases:
             path, index = corpus.task_files[case.task]
-            theirs = mysql.run(path, index, case.statements)
+            theirs = mysql.run(path, index, case.statements, database=DATABASE)
             if theirs is None:
                 skipped.append(case)
                 continue

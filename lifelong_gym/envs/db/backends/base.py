@@ -49,6 +49,12 @@ class DatabaseBackend(ABC):
     def execute(self, sql: str) -> StatementResult:
         """Run one agent statement within the time and row limits; errors are results."""
 
+    @property
+    @abstractmethod
+    def database(self) -> str | None:
+        """The name of the task's database, as the agent's `DATABASE()` shows it (None when
+        no task is running)."""
+
     @abstractmethod
     def table_hash(self, table: TableInfo) -> str | None:
         """The benchmark's hash of the table's current rows (None when it has none)."""

@@ -185,6 +185,11 @@ class MysqlBackend(DatabaseBackend):
             self._renew_agent(thread_id)
         return result
 
+    @property
+    def database(self) -> str | None:
+        """The task's database (a random name per task), as the agent's `DATABASE()` shows it."""
+        return self._database
+
     def table_hash(self, table: TableInfo) -> str | None:
         """The table hash, computed by the server (CONCAT_WS, MD5, GROUP_CONCAT), time-bound."""
         if self._database is None:

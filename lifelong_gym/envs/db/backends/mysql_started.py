@@ -63,6 +63,11 @@ class StartedMysqlBackend(DatabaseBackend):
         """Run one agent statement (see `MysqlBackend.execute`)."""
         return self._started().execute(sql)
 
+    @property
+    def database(self) -> str | None:
+        """The task's database on the server (see `MysqlBackend.database`)."""
+        return None if self._server is None else self._server.database
+
     def table_hash(self, table: TableInfo) -> str | None:
         """The table hash the server computes (see `MysqlBackend.table_hash`)."""
         return self._started().table_hash(table)

@@ -24,6 +24,7 @@ from sqlglot.errors import SqlglotError
 from ..table_hash import table_hash
 from ..tasks import TableInfo
 from .base import DatabaseBackend, StatementResult, UnreadableTable, overrun_message
+from .sqlite_catalog import DATABASE, Catalog
 from .sqlite_functions import (
     ALLOWED_FUNCTIONS,
     COLLATION,
@@ -33,8 +34,8 @@ from .sqlite_functions import (
     decimal_value,
     register,
 )
-from .sqlite_schema import Declared, SchemaAnswers
-from .sqlite_translate import Columns, NotServed, Refused, Translation, translate
+from .sqlite_schema import SchemaAnswers
+from .sqlite_translate import NotServed, Refused, Translation, translate
 from .sqlite_types import column_type, storage_type
 from .statement_guard import refusal
 
@@ -94,9 +95,7 @@ class SqliteBackend(DatabaseBackend):
     def __init__(self, **limits: Any):
         super().__init__(**limits)
         self._connection: sqlite3.Connection | None = None
-        self._declared: Declared = {}
-        self._columns: Columns = ()
-        self._tables: tuple[str, ...] = ()
+        self._catalog: Catalog = ()
         self._table: TableInfo | None = None
         self._deadline = 0.0
         self._discarded = True  # no task's work is on the connection
@@ -110,11 +109,7 @@ class SqliteBackend(DatabaseBackend):
         self._connection.deserialize(task_image(table))
         self._discarded = False
         self._connection.execute(f"PRAGMA max_page_count = {DATABASE_PAGES}")
-        self._declared = {
-            table.name.lower(): {c.name.lower(): c.type for c in table.column_info_list}
-        }
-        self._columns = _signature(self._declared)
-        self._tables = (table.name,)
+        self._catalog = ((table.name, tuple((c.name, c.type) for c in table.column_info_list)),)
         self._table = table
 
     def execute(self, sql: str) -> StatementResult:
@@ -123,11 +118,11 @@ class SqliteBackend(DatabaseBackend):
         reason = refusal(sql)  # the same statements as on MySQL: one rule on both back-ends
         if reason is not None:
             return StatementResult(error=f"the statement was refused: {reason}")
-        schema = SchemaAnswers(connection, self._declared).answer(sql)
+        schema = SchemaAnswers(connection, self._catalog).answer(sql)
         if schema is not None:
             return StatementResult(error=schema) if isinstance(schema, str) else self._rows(schema)
         try:
-            translated = translate(sql, self._columns, self._tables)
+            translated = translate(sql, self._catalog)
         except (NotServed, Refused) as error:
             return StatementResult(error=str(error))
         except SqlglotError as error:
@@ -137,6 +132,11 @@ class SqliteBackend(DatabaseBackend):
         if len(translated) != 1:
             return StatementResult(error="send exactly one SQL statement")
         return self._run(connection, translated[0])
+
+    @property
+    def database(self) -> str | None:
+        """The name the agent's `DATABASE()` shows: SQLite's `main`, once a task started."""
+        return None if self._connection is None or self._discarded else DATABASE
 
     def table_hash(self, table: TableInfo) -> str | None:
         """The hash of the task's base table as committed, read within the deadline."""
@@ -309,11 +309,6 @@ def _storage_trigger(table: TableInfo) -> str | None:
         f'CREATE TRIGGER "lgym_store_{{event}}" AFTER {{event}} ON {target} BEGIN '
         f"UPDATE {target} SET {', '.join(settings)} WHERE rowid = NEW.rowid; END"
     )
-
-
-def _signature(declared: Declared) -> Columns:
-    """The declared column types by name, as a hashable key for the translation cache."""
-    return tuple(sorted((c, t) for columns in declared.values() for c, t in columns.items()))
 
 
 def _fetch_all(connection: sqlite3.Connection, sql: str) -> list[tuple[Any, ...]]:

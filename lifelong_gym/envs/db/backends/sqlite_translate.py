@@ -4,7 +4,10 @@ sqlglot parses the MySQL statement; the tree is then rewritten, children before 
 MySQL functions whose SQLite namesakes differ (or are missing) become calls of the user
 functions in `sqlite_functions`; exact-number results are rounded to MySQL's scale
 (`9.4167` for an AVG of integers, `2.5000` for 5/2); text literals in comparisons get the
-case-insensitive collation. DDL never gets here: the statement guard refuses it first.
+case-insensitive collation. Before the rewrite, what SQLite lacks (`ALL`/`ANY`, `WITH
+ROLLUP`) is spelled out (`sqlite_expand`); after it, information_schema views become derived
+tables of the declared schema (`sqlite_catalog`). DDL never gets here: the statement guard
+refuses it first.
 """
 
 from __future__ import annotations
@@ -17,21 +20,22 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.dialects.mysql import MySQL
-from sqlglot.errors import ErrorLevel, SqlglotError
+from sqlglot.errors import ErrorLevel
 from sqlglot.tokens import TokenType
 
+from .sqlite_catalog import SCHEMA, Catalog, serve_views, view_types, views_of
+from .sqlite_expand import NotServed, Refused, expand
 from .sqlite_functions import COLLATION
 from .sqlite_types import NumericType, numeric_type
 
-Columns = tuple[tuple[str, str], ...]  # (column name, declared MySQL type), every table
-
-
-class NotServed(SqlglotError):
-    """A MySQL statement the embedded back-end cannot answer faithfully."""
-
-
-class Refused(SqlglotError):
-    """A statement MySQL itself refuses (the message says what MySQL would say)."""
+# Words that make a statement need this translator whatever else it holds: a fast path
+# that skips sqlglot must send a statement with one of them (outside strings) here
+# (DATABASE() and SCHEMA() name the task's database as the catalog does).
+_EXPANDED_WORDS = ("ROLLUP", "CUBE", "ALL", "ANY", "SOME", SCHEMA.upper())
+TRANSLATED_WORDS = frozenset({*_EXPANDED_WORDS, "DATABASE", "SCHEMA"})
+# a statement without these words needs neither expansions nor views (a hint only: the
+# tree decides; a word inside a string costs only the search)
+_EXPANDED = re.compile(rf"\b(?:{'|'.join(_EXPANDED_WORDS)})\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -346,8 +350,12 @@ class _Rewriter:
         return node
 
     def _in(self, node: exp.In) -> exp.Expression:
+        """An untyped value compared with text literals or a subquery's values (`= ANY`
+        becomes IN) is compared case-insensitively: a subquery of literals has no column
+        collation for SQLite to use."""
         if not isinstance(node.this, exp.Column) and self.type_of(node.this) is None:
-            if any(isinstance(e, exp.Literal) and e.is_string for e in node.expressions):
+            texts = any(isinstance(e, exp.Literal) and e.is_string for e in node.expressions)
+            if texts or node.args.get("query") is not None:
                 self._wrap_collate(node.this)
         return node
 
@@ -422,20 +430,26 @@ def _check_tables(sql: str, tree: exp.Expression, tables: tuple[str, ...]) -> No
 
 
 @functools.lru_cache(maxsize=4096)
-def translate(
-    sql: str, columns: Columns = (), tables: tuple[str, ...] = ()
-) -> tuple[Translation, ...]:
-    """MySQL statements in SQLite's dialect (cached: RL loops send the same ones again)."""
+def translate(sql: str, catalog: Catalog = ()) -> tuple[Translation, ...]:
+    """MySQL statements in SQLite's dialect, over the tables of `catalog` (cached: RL loops
+    send the same ones again)."""
+    declared = {c.lower(): t for _, columns in catalog for c, t in columns}
+    tables = tuple(name for name, _ in catalog)
     found: list[Translation] = []
+    expanded = _EXPANDED.search(sql) is not None
     for tree in sqlglot.parse(sql, read="mysql"):
         if tree is None:
             continue
-        group = tree.args.get("group")
-        if group is not None and (group.args.get("rollup") or group.args.get("cube")):
-            raise NotServed("GROUP BY ... WITH ROLLUP is not supported by the embedded back-end")
         _check_tables(sql, tree, tables)
+        columns = dict(declared)
+        if expanded:
+            for table in views_of(tree):  # the views' columns are typed as MariaDB's
+                columns = {**view_types(table.name.upper()), **columns}
+            tree = expand(tree, columns)
         strict = isinstance(tree, (exp.Update, exp.Delete, exp.Insert))
-        rewritten = _Rewriter(dict((c.lower(), t) for c, t in columns), strict).run(tree)
+        rewritten = _Rewriter(columns, strict).run(tree)
+        if expanded:
+            serve_views(rewritten, catalog)
         # the tree is ours alone: no copy before generating
         text = _SQLITE.generate(rewritten, copy=False, unsupported_level=ErrorLevel.RAISE)
         found.append(Translation(text, isinstance(tree, (exp.Insert, exp.Update))))

@@ -67,6 +67,57 @@ def mariadb_type(declared: str) -> str:
     return name.lower() + (f"({','.join(arguments)})" if arguments else "") + suffix
 
 
+# information_schema.COLUMNS' numbers for a type: precision of the integer types (signed,
+# unsigned) and the length of the text types without one
+_INTEGER_PRECISION = {
+    "TINYINT": (3, 3),
+    "SMALLINT": (5, 5),
+    "MEDIUMINT": (7, 8),
+    "INT": (10, 10),
+    "INTEGER": (10, 10),
+    "BIGINT": (19, 20),
+}
+_TEXT_LENGTHS = {"TINYTEXT": 255, "TEXT": 65535, "MEDIUMTEXT": 16777215, "LONGTEXT": 4294967295}
+_TIME_TYPES = {"TIME", "DATETIME", "TIMESTAMP"}
+
+ColumnFacts = tuple[str, int | None, int | None, int | None, int | None, int | None]
+
+
+def column_facts(declared: str) -> ColumnFacts:
+    """What MariaDB's information_schema.COLUMNS says of a declared type: DATA_TYPE,
+    CHARACTER_MAXIMUM_LENGTH, CHARACTER_OCTET_LENGTH, NUMERIC_PRECISION, NUMERIC_SCALE,
+    DATETIME_PRECISION (a text type's character set is utf8mb4, 4 bytes a character)."""
+    name, arguments, unsigned = _split(declared)
+    numbers = [int(a) for a in arguments if a.isdigit()]
+    shown = mariadb_type(declared)
+    data_type = shown.split("(")[0].split(" ")[0]
+    if name in ("BOOL", "BOOLEAN"):
+        return ("tinyint", None, None, 3, 0, None)
+    if name in _INTEGER_PRECISION:
+        return (data_type, None, None, _INTEGER_PRECISION[name][unsigned], 0, None)
+    if name in _DECIMAL_TYPES:
+        precision, scale = (numbers + [10, 0][len(numbers) :])[:2]
+        return ("decimal", None, None, precision, scale, None)
+    if name in _FLOAT_TYPES:
+        default = 12 if name == "FLOAT" else 22
+        precision, scale = numbers if len(numbers) == 2 else (default, None)
+        return (data_type, None, None, precision, scale, None)
+    if name in _TIME_TYPES:
+        return (data_type, None, None, None, None, numbers[0] if numbers else 0)
+    if name in _TEXT_LENGTHS:
+        return (data_type, _TEXT_LENGTHS[name], _TEXT_LENGTHS[name], None, None, None)
+    if name in ("CHAR", "VARCHAR"):
+        length = numbers[0] if numbers else 1
+        return (data_type, length, 4 * length, None, None, None)
+    if name in ("ENUM", "SET"):
+        sizes = [len(a.strip("'")) for a in arguments] or [0]
+        length = max(sizes) if name == "ENUM" else sum(sizes) + len(sizes) - 1
+        return (data_type, length, 4 * length, None, None, None)
+    if name == "BIT":
+        return ("bit", None, None, numbers[0] if numbers else 1, None, None)
+    return (data_type, None, None, None, None, None)
+
+
 def storage_type(declared: str) -> str:
     """The SQLite column type for a declared MySQL type (affinity and collation)."""
     name, arguments, _ = _split(declared)
