@@ -5,8 +5,9 @@ file system), the runtime's namespaces (pid, mount, network, ipc, uts, cgroup), 
 the judge's toolset mounted read-only at /.lgj, and the Docker sandbox's limits as the
 bundle's `linux.resources` (memory without swap, processes, CPU) and rlimits (file size).
 PID 1 starts both shells of a sandbox on pipes given to the runtime (later shells are
-`RUNTIME exec` processes); the pipes carry the same protocol as Docker's exec sockets. The runtime starts a container in tens of milliseconds, where the engine takes
-hundreds. The host's state of a run is kept and swept by `oci_state`.
+`RUNTIME exec` processes); the pipes carry the same protocol as Docker's exec sockets.
+The runtime starts a container in tens of milliseconds, where the engine takes hundreds.
+The host's state of a run is kept and swept by `oci_state`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import resource
 import shlex
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -264,11 +266,18 @@ class OciContainer:
     """
 
     def __init__(
-        self, runtime: str, state: Path, folder: Path, lower: Path, config: dict[str, Any]
+        self,
+        runtime: str,
+        state: Path,
+        folder: Path,
+        lower: Path,
+        config: dict[str, Any],
+        later: Callable[[Callable[[], object]], None],
     ):
         self.runtime = runtime
         self.state = state
         self.folder = folder
+        self._later = later  # runs work in the background
         self.id = folder.name
         self._shells: dict[tuple[Any, ...], Channel] = {}
         for layer in ("upper", "work", "rootfs"):
@@ -287,7 +296,9 @@ class OciContainer:
         container_ends = (agent_input[0], agent_output[1], judge_input[0], judge_output[1])
         # the runtime's errors go to the folder's `log`; PID 1 hands its own copy of them on
         with open(self.folder / "log", "w+b") as log:
-            placed = zip((*container_ends[:2], log.fileno(), *container_ends[2:]), range(5))
+            placed = zip(
+                (*container_ends[:2], log.fileno(), *container_ends[2:]), range(5), strict=True
+            )
             argv = self._command(
                 "run", "--detach", "--preserve-fds", "2", "--bundle", str(self.folder), self.id
             )
@@ -332,9 +343,7 @@ class OciContainer:
             return started
         variables = {**ENVIRONMENT, **(environment or {})}
         options = [f"--env={key}={value}" for key, value in variables.items()]
-        return PipeChannel.spawn(
-            self._command("exec", "--cwd", "/root", *options, self.id, *argv)
-        )
+        return PipeChannel.spawn(self._command("exec", "--cwd", "/root", *options, self.id, *argv))
 
     def _stop(self) -> None:
         for channel in self._shells.values():
@@ -348,9 +357,10 @@ class OciContainer:
         self.start()
 
     def remove(self) -> None:
+        """End the container now; its files go in the background (deleting waits on I/O)."""
         self._stop()
         unmount(self.folder / "rootfs")
-        shutil.rmtree(self.folder, ignore_errors=True)
+        self._later(lambda: shutil.rmtree(self.folder, ignore_errors=True))
 
 
 class OciPool(SandboxPool):
@@ -393,7 +403,9 @@ class OciPool(SandboxPool):
         config = bundle_config(
             folder / "rootfs", toolset, self.limits, args=args, toolset_writable=writable
         )
-        return OciContainer(self.runtime, self.state, folder, self.rootfs, config)
+        return OciContainer(
+            self.runtime, self.state, folder, self.rootfs, config, self.in_background
+        )
 
     def create(self) -> Sandbox:
         container = self._container(

@@ -127,7 +127,7 @@ def mounts_under(folder: Path) -> list[str]:
 
 def mount_overlay(lower: Path, upper: Path, work: Path, target: Path) -> None:
     """Mount an overlay of the read-only `lower` with the writable `upper` on `target`."""
-    options = f"lowerdir={lower},upperdir={upper},workdir={work}"
+    options = f"lowerdir={lower},upperdir={upper},workdir={work},volatile"
     if _libc.mount(b"overlay", str(target).encode(), b"overlay", 0, options.encode()) != 0:
         error = ctypes.get_errno()
         raise OSError(error, f"mounting the overlay on {target}: {os.strerror(error)}")
