@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE, IMAGE_CHANGES
+from lifelong_gym.envs.os.oci_host import check_host, find_runtime
 from lifelong_gym.envs.os.oci_rootfs import ensure_dir_toolset, resolve_rootfs
 from lifelong_gym.envs.os.oci_state import (
     CGROUP_PARENT,
-    CGROUP_ROOT,
     STATE_ROOT,
     claim_run,
     mount_overlay,
@@ -44,8 +44,6 @@ from lifelong_gym.errors import EnvArgumentError, SandboxError
 
 logger = logging.getLogger(__name__)
 
-RUNTIMES = ("crun", "runc")
-CONTROLLERS = ("memory", "pids", "cpu")
 HOSTNAME = "lifelong-os"
 # The image's environment (its ENV settings), as `docker exec` gives it
 ENVIRONMENT = {
@@ -88,57 +86,6 @@ def memory_bytes(text: str) -> int:
         return int(float(number) * _UNITS[unit])
     except ValueError:
         raise EnvArgumentError(f"memory limit {text!r} is not like '512m' or '2g'") from None
-
-
-def find_runtime(name: str | None) -> str:
-    """The runtime program: `name` ("crun" or "runc"), or crun else runc when None.
-
-    crun refuses a hybrid cgroup layout whose v2 part holds controllers; there runc
-    (which handles it) is chosen, and asking for crun is an error that says so.
-    """
-    if name is not None and name not in RUNTIMES:
-        raise EnvArgumentError(f"runtime must be one of {', '.join(RUNTIMES)}, got {name!r}")
-    unified = CGROUP_ROOT / "unified/cgroup.controllers"
-    hybrid = unified.exists() and unified.read_text().split()
-    if name == "crun" and hybrid:
-        raise SandboxError(
-            f"crun cannot run here: this host's cgroups are hybrid and their v2 part holds "
-            f"controllers ({' '.join(hybrid)}); use runtime='runc'"
-        )
-    candidates = [name] if name else [r for r in RUNTIMES if not (hybrid and r == "crun")]
-    for candidate in candidates:
-        path = shutil.which(candidate)
-        if path is not None:
-            return path
-    wanted = " or ".join(candidates)
-    raise SandboxError(
-        f"the OCI sandbox needs the {wanted} runtime; on Debian: apt-get install " + candidates[0]
-    )
-
-
-def check_host() -> None:
-    """Refuse to start where the limits cannot be enforced, or without root."""
-    if os.geteuid() != 0:
-        raise SandboxError(
-            "the OCI sandbox runs as root (it mounts each task's overlay); run as root, "
-            "or use sandbox='docker'"
-        )
-    if (CGROUP_ROOT / "cgroup.controllers").exists():  # cgroup v2
-        present = set((CGROUP_ROOT / "cgroup.controllers").read_text().split())
-    else:  # cgroup v1: one hierarchy per controller
-        present = {c for c in CONTROLLERS if (CGROUP_ROOT / c / "cgroup.procs").exists()}
-        if (
-            "memory" in present
-            and not (CGROUP_ROOT / "memory/memory.memsw.limit_in_bytes").exists()
-        ):
-            present.discard("memory")  # no swap accounting: memory without swap is not enforced
-    missing = [c for c in CONTROLLERS if c not in present]
-    if missing:
-        raise SandboxError(
-            f"the OCI sandbox cannot enforce its limits: no usable cgroup controller for "
-            f"{', '.join(missing)} under {CGROUP_ROOT} (mount cgroup v2 with them, or use "
-            "sandbox='docker')"
-        )
 
 
 def bundle_config(
@@ -294,13 +241,14 @@ class OciContainer:
         """Start PID 1 (`init_script`) in the background, and with it both shells."""
         agent_input, agent_output, judge_input, judge_output = (_high_pipe() for _ in range(4))
         container_ends = (agent_input[0], agent_output[1], judge_input[0], judge_output[1])
+        ours = (agent_input[1], agent_output[0], judge_input[1], judge_output[0])
+        argv = self._command(
+            "run", "--detach", "--preserve-fds", "2", "--bundle", str(self.folder), self.id
+        )
         # the runtime's errors go to the folder's `log`; PID 1 hands its own copy of them on
         with open(self.folder / "log", "w+b") as log:
             placed = zip(
                 (*container_ends[:2], log.fileno(), *container_ends[2:]), range(5), strict=True
-            )
-            argv = self._command(
-                "run", "--detach", "--preserve-fds", "2", "--bundle", str(self.folder), self.id
             )
             try:
                 pid = os.posix_spawn(
@@ -310,18 +258,19 @@ class OciContainer:
                     file_actions=[(os.POSIX_SPAWN_DUP2, fd, to) for fd, to in placed],
                 )
                 status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+                if status != 0:
+                    log.seek(0)
+                    raise SandboxError(
+                        f"{Path(self.runtime).name} could not start a container: "
+                        + log.read().decode(errors="replace").strip()[-500:]
+                    )
+            except BaseException:
+                for fd in ours:
+                    os.close(fd)
+                raise
             finally:
                 for fd in container_ends:
                     os.close(fd)
-            ours = (agent_input[1], agent_output[0], judge_input[1], judge_output[0])
-            if status != 0:
-                for fd in ours:
-                    os.close(fd)
-                log.seek(0)
-                raise SandboxError(
-                    f"{Path(self.runtime).name} could not start a container: "
-                    + log.read().decode(errors="replace").strip()[-500:]
-                )
         self._shells = {
             _shell_key(SHELL_ARGV, None): PipeChannel(ours[0], ours[1]),
             _shell_key(SHELL_ARGV, JUDGE_ENVIRONMENT): PipeChannel(ours[2], ours[3]),
