@@ -134,13 +134,10 @@ def mount_overlay(lower: Path, upper: Path, work: Path, target: Path) -> None:
     """
     options = f"lowerdir={lower},upperdir={upper},workdir={work}"
     for extra in (",volatile", ""):
-        if (
-            _libc.mount(b"overlay", str(target).encode(), b"overlay", 0, (options + extra).encode())
-            == 0
-        ):
+        if _libc.mount(b"overlay", bytes(target), b"overlay", 0, (options + extra).encode()) == 0:
             return
         error = ctypes.get_errno()
-        if error != errno.EINVAL:
+        if error != errno.EINVAL:  # EINVAL: an option this kernel does not know
             break
     raise OSError(error, f"mounting the overlay on {target}: {os.strerror(error)}")
 
