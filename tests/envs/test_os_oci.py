@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -155,6 +156,8 @@ def test_without_root_the_refusal_names_what_rootless_use_lacks(runtime):
         text = Path(table).read_text() if Path(table).exists() else ""
         if not text.strip():
             assert "subordinate ids for" in message and f"in {table}" in message
+    if shutil.which("newuidmap") is None:
+        assert "newuidmap and newgidmap" in message
     assert not list(STATE_ROOT.parent.glob(f"lifelong-gym-oci-{uid}/*/owner"))  # nothing made
 
 
