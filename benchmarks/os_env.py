@@ -3,11 +3,12 @@
 - reset: a warm pooled container vs `docker run` + remove per task;
 - action: a command written to the persistent shell vs `exec_run` per command;
 - 100 shipped tasks replayed by the oracle: the environment vs the reference's loop
-  (`docker run`, `exec_run` for the init, each action and the evaluation, then remove);
+  (`docker run`, `exec_run` for the init, each action and the evaluation, then remove),
+  on the Docker and the OCI sandbox, the three taking turns by blocks of 10 tasks;
 - the engine's floor: bare containers started and removed, three at a time;
 - fresh sandboxes (a container with its two shells, created and removed) per second:
   the OCI sandbox vs the Docker sandbox, interleaved;
-- the same 100 oracle tasks on the OCI sandbox, beside the Docker sandbox and the reference.
+- the load average at the start and at the end.
 
 Run: python benchmarks/os_env.py [--resets 40] [--actions 200] [--tasks 100] [--fresh 20]
 """
@@ -15,6 +16,7 @@ Run: python benchmarks/os_env.py [--resets 40] [--actions 200] [--tasks 100] [--
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 
@@ -93,43 +95,58 @@ def bench_action(count: int) -> tuple[list[float], list[float]]:
     return shell, exec_run
 
 
-def bench_env_oracle(count: int, sandbox: str) -> tuple[float, int]:
-    """Seconds for the first `count` oracle tasks in the environment, and how many it solved."""
-    env = gym.make("LifelongOS-v0", pool_size=3, sandbox=sandbox)
-    tasks = env.unwrapped.tasks
-    agent = OracleAgent(tasks)
+def solve_in_env(env, agent: OracleAgent, indices: list[int]) -> int:
+    """Replay the oracle on `indices` in the environment; return how many it solved."""
     solved = 0
-    start = time.perf_counter()
-    for index in tasks.order[:count]:
+    for index in indices:
         env.reset(options={"task_index": index})
         done = False
         while not done:
             _, reward, terminated, truncated, _ = env.step(agent.act(env.unwrapped.session))
             done = terminated or truncated
         solved += reward == 1.0
-    seconds = time.perf_counter() - start
-    env.close()
-    return seconds, solved
+    return solved
 
 
-def bench_oracle(client, count: int) -> tuple[float, float, int, int]:
-    """Seconds for `count` oracle tasks: the Docker sandbox vs the reference's loop."""
-    ours, solved = bench_env_oracle(count, "docker")
-    tasks = load_os_tasks()
-    indices = tasks.order[:count]
-    reference_solved = 0
-    start = time.perf_counter()
+def solve_the_reference_way(client, tasks: TaskSet, indices: list[int]) -> int:
+    """The reference's loop: `docker run`, `exec_run` for the init, the solution and the
+    evaluation, then remove; return how many it solved."""
+    solved = 0
     for index in indices:
         task = tasks[index]
         container = reference_container(client)
         for item in (task.initialization, task.ground_truth):
             container.exec_run(["bash", "-c", item.script])
-        reference_solved += (
-            container.exec_run(["bash", "-c", task.evaluation.script]).exit_code == 0
-        )
+        solved += container.exec_run(["bash", "-c", task.evaluation.script]).exit_code == 0
         container.remove(force=True)
-    reference = time.perf_counter() - start
-    return ours, reference, solved, reference_solved
+    return solved
+
+
+def bench_oracle(client, count: int, block: int = 10) -> dict[str, tuple[float, int]]:
+    """Seconds and tasks solved for the first `count` oracle tasks: the OCI sandbox, the
+    Docker sandbox and the reference's loop, taking turns by blocks of `block` tasks so
+    that the machine's load falls on the three alike."""
+    envs = {
+        kind: gym.make("LifelongOS-v0", pool_size=3, sandbox=kind) for kind in ("oci", "docker")
+    }
+    tasks = envs["oci"].unwrapped.tasks
+    agent = OracleAgent(tasks)
+    indices = tasks.order[:count]
+    totals = {kind: [0.0, 0] for kind in ("oci", "docker", "reference")}
+    try:
+        for start in range(0, count, block):
+            chunk = indices[start : start + block]
+            for kind, total in totals.items():
+                began = time.perf_counter()
+                if kind == "reference":
+                    total[1] += solve_the_reference_way(client, tasks, chunk)
+                else:
+                    total[1] += solve_in_env(envs[kind], agent, chunk)
+                total[0] += time.perf_counter() - began
+    finally:
+        for env in envs.values():
+            env.close()
+    return {kind: (seconds, int(solved)) for kind, (seconds, solved) in totals.items()}
 
 
 def bench_engine_floor(client, count: int, workers: int = 3) -> float:
@@ -164,7 +181,7 @@ def bench_fresh(count: int) -> dict[str, list[float]]:
 
 
 def main() -> None:
-    """Run the three measurements and print them side by side."""
+    """Run the measurements and print them side by side."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--resets", type=int, default=40)
     parser.add_argument("--actions", type=int, default=200)
@@ -173,12 +190,14 @@ def main() -> None:
     args = parser.parse_args()
     client = docker_client()
     load_os_tasks()  # fail early on a broken install
+    load_before = os.getloadavg()
 
     pooled, reference = bench_reset(client, args.resets)
     shell, exec_run = bench_action(args.actions)
-    ours, theirs, solved, reference_solved = bench_oracle(client, args.tasks)
+    oracle = bench_oracle(client, args.tasks)
+    (ours, solved), (theirs, reference_solved) = oracle["docker"], oracle["reference"]
+    oci_seconds, oci_solved = oracle["oci"]
     floor = bench_engine_floor(client, args.tasks)
-    oci_seconds, oci_solved = bench_env_oracle(args.tasks, "oci")
     fresh = bench_fresh(args.fresh)
 
     print(f"{'measure':<34}{'lifelong-gym':>16}{'reference way':>16}{'ratio':>10}")
@@ -205,6 +224,8 @@ def main() -> None:
         label = f"{args.tasks} oracle tasks (s) ({name})"
         print(f"{label:<34}{oci_seconds:>16.2f}{other:>16.2f}{other / oci_seconds:>9.1f}x")
     print(f"OCI oracle solved: {oci_solved}/{args.tasks}")
+    loads = [f"{a:.1f}/{b:.1f}/{c:.1f}" for a, b, c in (load_before, os.getloadavg())]
+    print(f"load average (1/5/15 min) at the start: {loads[0]}, at the end: {loads[1]}")
 
 
 if __name__ == "__main__":

@@ -8,14 +8,18 @@ tests/security/test_os.py.
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import gymnasium as gym
 import pytest
 
 import lifelong_gym  # noqa: F401 (registers the ids)
-from lifelong_gym.envs.os.oci import OciPool, find_runtime
+from lifelong_gym.envs.os.oci import OciPool
+from lifelong_gym.envs.os.oci_host import find_runtime
 from lifelong_gym.envs.os.oci_state import STATE_ROOT, cgroup_folders, mounts_under
 from lifelong_gym.envs.os.sandbox import Limits
 from lifelong_gym.envs.os.shell import Mode
@@ -108,6 +112,53 @@ def test_nothing_outlives_a_crash(runtime, ending):
         assert leftovers(run_id) == []
     finally:
         environment.close()
+
+
+NOBODY = 65534
+
+
+def as_nobody(work: Callable[[], str]) -> str:
+    """What `work` returns in a forked child that runs as the user nobody (its modules are
+    imported already: the interpreter's own files may be closed to other users)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            os.write(write, work().encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    with os.fdopen(read, "rb") as output:
+        return output.read().decode()
+
+
+def test_without_root_the_refusal_names_what_rootless_use_lacks(runtime):
+    def start() -> str:
+        try:
+            OciPool(size=1, runtime=runtime).close()
+        except SandboxError as error:
+            return str(error)
+        return "started"
+
+    uid = NOBODY if os.geteuid() == 0 else os.geteuid()
+    message = as_nobody(start) if os.geteuid() == 0 else start()
+    assert message.startswith(f"the OCI sandbox runs as root (uid {uid} is not): ")
+    assert "\n" not in message and message.endswith("or use sandbox='docker'")
+    # what this host lacks, read here on its own: each must be named
+    if not Path("/sys/fs/cgroup/cgroup.controllers").exists():  # v1 or hybrid
+        assert "a cgroup v2 subtree delegated to" in message
+        assert "this host's cgroups are v1 or hybrid" in message
+    for table in ("/etc/subuid", "/etc/subgid"):
+        text = Path(table).read_text() if Path(table).exists() else ""
+        if not text.strip():
+            assert "subordinate ids for" in message and f"in {table}" in message
+    if shutil.which("newuidmap") is None:
+        assert "newuidmap and newgidmap" in message
+    assert not list(STATE_ROOT.parent.glob(f"lifelong-gym-oci-{uid}/*/owner"))  # nothing made
 
 
 @pytest.mark.parametrize(

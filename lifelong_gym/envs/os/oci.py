@@ -4,30 +4,33 @@ Each container is an OCI bundle: a new overlay (an empty upper layer on the read
 file system), the runtime's namespaces (pid, mount, network, ipc, uts, cgroup), no network,
 the judge's toolset mounted read-only at /.lgj, and the Docker sandbox's limits as the
 bundle's `linux.resources` (memory without swap, processes, CPU) and rlimits (file size).
-Shells are `RUNTIME exec` processes whose pipes carry the same protocol as Docker's exec
-sockets. The runtime starts a container in tens of milliseconds, where the engine takes
-hundreds. The host's state of a run is kept and swept by `oci_state`.
+PID 1 starts both shells of a sandbox on pipes given to the runtime (later shells are
+`RUNTIME exec` processes); the pipes carry the same protocol as Docker's exec sockets.
+The runtime starts a container in tens of milliseconds, where the engine takes hundreds.
+The host's state of a run is kept and swept by `oci_state`.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
 import resource
+import shlex
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE, IMAGE_CHANGES
+from lifelong_gym.envs.os.oci_host import check_host, find_runtime
 from lifelong_gym.envs.os.oci_rootfs import ensure_dir_toolset, resolve_rootfs
 from lifelong_gym.envs.os.oci_state import (
     CGROUP_PARENT,
-    CGROUP_ROOT,
     STATE_ROOT,
     claim_run,
-    delete_container,
     mount_overlay,
     remove_cgroup,
     remove_run,
@@ -35,14 +38,12 @@ from lifelong_gym.envs.os.oci_state import (
     unmount,
 )
 from lifelong_gym.envs.os.sandbox import KEEPER, Limits, Sandbox, SandboxPool, start_shells
-from lifelong_gym.envs.os.shell import Channel, ProcessChannel
-from lifelong_gym.envs.os.toolset import TOOLSET_ROOT, TRUSTED_BASH
+from lifelong_gym.envs.os.shell import SHELL_ARGV, Channel, PipeChannel
+from lifelong_gym.envs.os.toolset import EMPTY_FILE, JUDGE_ENVIRONMENT, TOOLSET_ROOT, TRUSTED_BASH
 from lifelong_gym.errors import EnvArgumentError, SandboxError
 
 logger = logging.getLogger(__name__)
 
-RUNTIMES = ("crun", "runc")
-CONTROLLERS = ("memory", "pids", "cpu")
 HOSTNAME = "lifelong-os"
 # The image's environment (its ENV settings), as `docker exec` gives it
 ENVIRONMENT = {
@@ -85,57 +86,6 @@ def memory_bytes(text: str) -> int:
         return int(float(number) * _UNITS[unit])
     except ValueError:
         raise EnvArgumentError(f"memory limit {text!r} is not like '512m' or '2g'") from None
-
-
-def find_runtime(name: str | None) -> str:
-    """The runtime program: `name` ("crun" or "runc"), or crun else runc when None.
-
-    crun refuses a hybrid cgroup layout whose v2 part holds controllers; there runc
-    (which handles it) is chosen, and asking for crun is an error that says so.
-    """
-    if name is not None and name not in RUNTIMES:
-        raise EnvArgumentError(f"runtime must be one of {', '.join(RUNTIMES)}, got {name!r}")
-    unified = CGROUP_ROOT / "unified/cgroup.controllers"
-    hybrid = unified.exists() and unified.read_text().split()
-    if name == "crun" and hybrid:
-        raise SandboxError(
-            f"crun cannot run here: this host's cgroups are hybrid and their v2 part holds "
-            f"controllers ({' '.join(hybrid)}); use runtime='runc'"
-        )
-    candidates = [name] if name else [r for r in RUNTIMES if not (hybrid and r == "crun")]
-    for candidate in candidates:
-        path = shutil.which(candidate)
-        if path is not None:
-            return path
-    wanted = " or ".join(candidates)
-    raise SandboxError(
-        f"the OCI sandbox needs the {wanted} runtime; on Debian: apt-get install " + candidates[0]
-    )
-
-
-def check_host() -> None:
-    """Refuse to start where the limits cannot be enforced, or without root."""
-    if os.geteuid() != 0:
-        raise SandboxError(
-            "the OCI sandbox runs as root (it mounts each task's overlay); run as root, "
-            "or use sandbox='docker'"
-        )
-    if (CGROUP_ROOT / "cgroup.controllers").exists():  # cgroup v2
-        present = set((CGROUP_ROOT / "cgroup.controllers").read_text().split())
-    else:  # cgroup v1: one hierarchy per controller
-        present = {c for c in CONTROLLERS if (CGROUP_ROOT / c / "cgroup.procs").exists()}
-        if (
-            "memory" in present
-            and not (CGROUP_ROOT / "memory/memory.memsw.limit_in_bytes").exists()
-        ):
-            present.discard("memory")  # no swap accounting: memory without swap is not enforced
-    missing = [c for c in CONTROLLERS if c not in present]
-    if missing:
-        raise SandboxError(
-            f"the OCI sandbox cannot enforce its limits: no usable cgroup controller for "
-            f"{', '.join(missing)} under {CGROUP_ROOT} (mount cgroup v2 with them, or use "
-            "sandbox='docker')"
-        )
 
 
 def bundle_config(
@@ -222,20 +172,61 @@ def bundle_config(
     }
 
 
+def init_script() -> str:
+    """PID 1 of a sandbox: it starts the agent's shell on its standard input and output and
+    the judge's on descriptors 3 and 4, lets go of all four, and keeps the container.
+
+    The shells start as jobs with job control on, so that neither ignores SIGINT and
+    SIGQUIT (a background job without job control does), and before KEEPER's trap.
+    """
+    shell = " ".join(SHELL_ARGV)
+    judge = " ".join(f"{key}={shlex.quote(value)}" for key, value in JUDGE_ENVIRONMENT.items())
+    return (
+        f"set -m; {shell} <&0 2>&1 3<&- 4>&- & {judge} {shell} <&3 >&4 2>&4 3<&- 4>&- & "
+        f"set +m; exec <{EMPTY_FILE} >/dev/null 2>&1 3<&- 4>&-; {KEEPER}"
+    )
+
+
+def _high_pipe() -> tuple[int, int]:
+    """A pipe whose ends are above 4: none is overwritten while descriptors 0-4 are placed."""
+    ends = os.pipe()
+    high = tuple(fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 5) for fd in ends)
+    for fd in ends:
+        os.close(fd)
+    return high[0], high[1]
+
+
+def _shell_key(argv: list[str], environment: dict[str, str] | None) -> tuple[Any, ...]:
+    return (*argv, *sorted((environment or {}).items()))
+
+
 class OciContainer:
     """One container of an OCI runtime, in its own folder of the run.
 
     The folder holds the bundle (config.json), the overlay's upper and work layers, and
     `rootfs`, where the overlay is mounted; removing the container removes the folder.
+    A container started by `start` runs `init_script`: the two shells that PID 1 started
+    are handed out by the first `exec` of the same program and environment, so that a
+    fresh sandbox costs one runtime call, not three. Stopping a container kills what its
+    cgroups hold (the pid namespace ends with its PID 1) and removes the runtime's state
+    of it, which is what `RUNTIME delete --force` does, without its 100 ms wait.
     """
 
     def __init__(
-        self, runtime: str, state: Path, folder: Path, lower: Path, config: dict[str, Any]
+        self,
+        runtime: str,
+        state: Path,
+        folder: Path,
+        lower: Path,
+        config: dict[str, Any],
+        later: Callable[[Callable[[], object]], None],
     ):
         self.runtime = runtime
         self.state = state
         self.folder = folder
+        self._later = later  # runs work in the background
         self.id = folder.name
+        self._shells: dict[tuple[Any, ...], Channel] = {}
         for layer in ("upper", "work", "rootfs"):
             (folder / layer).mkdir(parents=True)
         mount_overlay(lower, folder / "upper", folder / "work", folder / "rootfs")
@@ -247,21 +238,43 @@ class OciContainer:
         return [self.runtime, "--root", str(self.state), *args]
 
     def start(self) -> None:
-        """Start PID 1 in the background (its output goes to the folder's `log`)."""
-        # not a pipe: PID 1 keeps the descriptors it is given, so a pipe would never end
+        """Start PID 1 (`init_script`) in the background, and with it both shells."""
+        agent_input, agent_output, judge_input, judge_output = (_high_pipe() for _ in range(4))
+        container_ends = (agent_input[0], agent_output[1], judge_input[0], judge_output[1])
+        ours = (agent_input[1], agent_output[0], judge_input[1], judge_output[0])
+        argv = self._command(
+            "run", "--detach", "--preserve-fds", "2", "--bundle", str(self.folder), self.id
+        )
+        # the runtime's errors go to the folder's `log`; PID 1 hands its own copy of them on
         with open(self.folder / "log", "w+b") as log:
-            started = subprocess.run(
-                self._command("run", "--detach", "--bundle", str(self.folder), self.id),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
+            placed = zip(
+                (*container_ends[:2], log.fileno(), *container_ends[2:]), range(5), strict=True
             )
-            if started.returncode != 0:
-                log.seek(0)
-                raise SandboxError(
-                    f"{Path(self.runtime).name} could not start a container: "
-                    + log.read().decode(errors="replace").strip()[-500:]
+            try:
+                pid = os.posix_spawn(
+                    self.runtime,
+                    argv,
+                    os.environ,
+                    file_actions=[(os.POSIX_SPAWN_DUP2, fd, to) for fd, to in placed],
                 )
+                status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+                if status != 0:
+                    log.seek(0)
+                    raise SandboxError(
+                        f"{Path(self.runtime).name} could not start a container: "
+                        + log.read().decode(errors="replace").strip()[-500:]
+                    )
+            except BaseException:
+                for fd in ours:
+                    os.close(fd)
+                raise
+            finally:
+                for fd in container_ends:
+                    os.close(fd)
+        self._shells = {
+            _shell_key(SHELL_ARGV, None): PipeChannel(ours[0], ours[1]),
+            _shell_key(SHELL_ARGV, JUDGE_ENVIRONMENT): PipeChannel(ours[2], ours[3]),
+        }
 
     def run_to_end(self, timeout: float) -> tuple[int, str]:
         """Run PID 1 in the foreground; return its exit status and output."""
@@ -274,19 +287,29 @@ class OciContainer:
         return result.returncode, (result.stdout + result.stderr).decode(errors="replace")
 
     def exec(self, argv: list[str], environment: dict[str, str] | None) -> Channel:
+        started = self._shells.pop(_shell_key(argv, environment), None)
+        if started is not None:
+            return started
         variables = {**ENVIRONMENT, **(environment or {})}
         options = [f"--env={key}={value}" for key, value in variables.items()]
-        return ProcessChannel(self._command("exec", "--cwd", "/root", *options, self.id, *argv))
+        return PipeChannel.spawn(self._command("exec", "--cwd", "/root", *options, self.id, *argv))
+
+    def _stop(self) -> None:
+        for channel in self._shells.values():
+            channel.close()
+        self._shells = {}
+        remove_cgroup(self.id)
+        shutil.rmtree(self.state / self.id, ignore_errors=True)
 
     def restart(self) -> None:
-        delete_container(self.runtime, self.state, self.id)
+        self._stop()
         self.start()
 
     def remove(self) -> None:
-        delete_container(self.runtime, self.state, self.id)
-        remove_cgroup(self.id)
+        """End the container now; its files go in the background (deleting waits on I/O)."""
+        self._stop()
         unmount(self.folder / "rootfs")
-        shutil.rmtree(self.folder, ignore_errors=True)
+        self._later(lambda: shutil.rmtree(self.folder, ignore_errors=True))
 
 
 class OciPool(SandboxPool):
@@ -312,7 +335,7 @@ class OciPool(SandboxPool):
         self.rootfs = resolve_rootfs(rootfs, image)
         self.run_dir = STATE_ROOT / self.run_id[:12]
         self.state = self.run_dir / "runtime"
-        claim_run(self.run_dir, self.runtime)
+        claim_run(self.run_dir)
         self._count = 0
         try:
             self.toolset = ensure_dir_toolset(self.rootfs, self._container)
@@ -329,11 +352,13 @@ class OciPool(SandboxPool):
         config = bundle_config(
             folder / "rootfs", toolset, self.limits, args=args, toolset_writable=writable
         )
-        return OciContainer(self.runtime, self.state, folder, self.rootfs, config)
+        return OciContainer(
+            self.runtime, self.state, folder, self.rootfs, config, self.in_background
+        )
 
     def create(self) -> Sandbox:
         container = self._container(
-            [TRUSTED_BASH, "-c", KEEPER], toolset=self.toolset, writable=False
+            [TRUSTED_BASH, "-c", init_script()], toolset=self.toolset, writable=False
         )
         try:
             container.start()

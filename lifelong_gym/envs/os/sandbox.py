@@ -16,6 +16,7 @@ import socket
 import threading
 import uuid
 import weakref
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -230,10 +231,10 @@ class SandboxPool:
         self._ready: queue.Queue[Sandbox | BaseException] = queue.Queue()
         self._lock = threading.Lock()
         self._closed = False
+        self._removers = ThreadPoolExecutor(2, thread_name_prefix="lifelong-os-remove")
 
     def _start_making(self) -> None:
         self._makers = ThreadPoolExecutor(self.size, thread_name_prefix="lifelong-os-create")
-        self._removers = ThreadPoolExecutor(2, thread_name_prefix="lifelong-os-remove")
         for _ in range(self.size):
             self._makers.submit(self._make)
         _LIVE_POOLS.add(self)
@@ -275,10 +276,14 @@ class SandboxPool:
 
     def discard(self, sandbox: Sandbox) -> None:
         """Remove a used sandbox in the background."""
-        if self._closed:
-            sandbox.remove()
-        else:
-            self._removers.submit(sandbox.remove)
+        self.in_background(sandbox.remove)
+
+    def in_background(self, work: Callable[[], object]) -> None:
+        """Run `work` on a removing thread (now, once the pool is closing); close() waits."""
+        try:
+            self._removers.submit(work)
+        except RuntimeError:  # shut down
+            work()
 
     def close(self) -> None:
         """Stop creating, and remove every container of this run; safe to call twice."""

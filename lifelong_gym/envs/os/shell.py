@@ -27,6 +27,7 @@ from lifelong_gym.envs.os.toolset import EMPTY_FILE, JUDGE_ENVIRONMENT, TRUSTED_
 from lifelong_gym.truncation import truncate_stream
 
 _FRAME_HEADER = struct.Struct(">BxxxL")
+SHELL_ARGV = [TRUSTED_BASH, "--noprofile", "--norc"]  # every session's program
 # After a command: its status, and the container's process count (cgroup v1 or v2), read
 # without forking so that it works even when a fork bomb holds every process slot.
 _STATUS = (
@@ -181,15 +182,34 @@ class DockerChannel:
         self._stream.close()
 
 
-class ProcessChannel:
-    """The pipes of a host process that runs a program in a sandbox (`crun exec`, ...)."""
+class PipeChannel:
+    """The pipes of a program in a sandbox: its input, and its merged output.
 
-    def __init__(self, argv: list[str]):
-        self._process = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-        )
-        assert self._process.stdin is not None and self._process.stdout is not None
-        self._input, self._output = self._process.stdin, self._process.stdout
+    `process` is the host process holding the program (`runc exec`, ...), when there is one.
+    """
+
+    def __init__(self, input_fd: int, output_fd: int, process: subprocess.Popen | None = None):
+        self._input = os.fdopen(input_fd, "wb")
+        self._output = os.fdopen(output_fd, "rb", buffering=0)
+        self._process = process
+
+    @classmethod
+    def spawn(cls, argv: list[str]) -> PipeChannel:
+        """Start the host program `argv` (`runc exec ...`) and attach to its pipes."""
+        input_read, input_write = os.pipe()
+        output_read, output_write = os.pipe()
+        try:
+            process = subprocess.Popen(
+                argv, stdin=input_read, stdout=output_write, stderr=output_write
+            )
+        except BaseException:
+            for fd in (input_write, output_read):
+                os.close(fd)
+            raise
+        finally:
+            for fd in (input_read, output_write):
+                os.close(fd)
+        return cls(input_write, output_read, process)
 
     def send(self, data: bytes) -> None:
         self._input.write(data)
@@ -213,7 +233,8 @@ class ProcessChannel:
                 stream.close()
             except OSError:
                 pass
-        self._process.poll()  # reaped now if it ended, else by `subprocess` later
+        if self._process is not None:
+            self._process.poll()  # reaped now if it ended, else by `subprocess` later
 
 
 class ShellSession:
@@ -237,7 +258,7 @@ class ShellSession:
         return self._channel is not None
 
     def _start(self) -> None:
-        self._channel = self._starter([TRUSTED_BASH, "--noprofile", "--norc"], self.environment)
+        self._channel = self._starter(SHELL_ARGV, self.environment)
         result = self.run("echo $$", Mode.PERSISTENT, timeout=30, limit=100)
         if result.exit_code != 0 or not result.output.strip().isdigit():
             self.close()
