@@ -22,6 +22,7 @@ from sqlglot.tokens import TokenType
 
 from .sqlite_functions import COLLATION
 from .sqlite_types import NumericType, numeric_type
+from .sqlite_verbatim import verbatim_kind
 
 Columns = tuple[tuple[str, str], ...]  # (column name, declared MySQL type), every table
 
@@ -425,7 +426,18 @@ def _check_tables(sql: str, tree: exp.Expression, tables: tuple[str, ...]) -> No
 def translate(
     sql: str, columns: Columns = (), tables: tuple[str, ...] = ()
 ) -> tuple[Translation, ...]:
-    """MySQL statements in SQLite's dialect (cached: RL loops send the same ones again)."""
+    """MySQL statements in SQLite's dialect (cached: RL loops send the same ones again).
+
+    A statement SQLite runs as written (`sqlite_verbatim`) skips sqlglot."""
+    declared = {c.lower(): t for c, t in columns}
+    kind = verbatim_kind(sql, declared, tables)
+    if kind is not None:
+        return (Translation(sql.strip(), kind in ("INSERT", "UPDATE")),)
+    return rewrite(sql, declared, tables)
+
+
+def rewrite(sql: str, declared: dict[str, str], tables: tuple[str, ...]) -> tuple[Translation, ...]:
+    """The statements read by sqlglot, rewritten and generated for SQLite."""
     found: list[Translation] = []
     for tree in sqlglot.parse(sql, read="mysql"):
         if tree is None:
@@ -435,7 +447,7 @@ def translate(
             raise NotServed("GROUP BY ... WITH ROLLUP is not supported by the embedded back-end")
         _check_tables(sql, tree, tables)
         strict = isinstance(tree, (exp.Update, exp.Delete, exp.Insert))
-        rewritten = _Rewriter(dict((c.lower(), t) for c, t in columns), strict).run(tree)
+        rewritten = _Rewriter(declared, strict).run(tree)
         # the tree is ours alone: no copy before generating
         text = _SQLITE.generate(rewritten, copy=False, unsupported_level=ErrorLevel.RAISE)
         found.append(Translation(text, isinstance(tree, (exp.Insert, exp.Update))))
