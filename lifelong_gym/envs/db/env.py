@@ -11,7 +11,7 @@ from lifelong_gym.tasks import TaskSet
 from lifelong_gym.tool_calls import ToolCall
 
 from .actions import TOOLS, Action, Answer, from_tool_call, parse_reply
-from .answer import parse_answer, row_overlap, rows_match
+from .answer import parse_answer, score_rows
 from .backends import DatabaseBackend, StatementResult, make_backend
 from .backends.base import (
     DEFAULT_MAX_ROWS,
@@ -158,12 +158,8 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
         answer = self._final_answer(session)
         if answer is None:
             return Evaluation(EvaluationOutcome.INCORRECT, {"answered": False})
-        rows = parse_answer(answer)
-        truth = task.answer_info.direct or ()
-        ok = rows_match(rows, truth) or (
-            len(truth) == 1 and rows_match([tuple(r[0] for r in rows)], truth)
-        )
-        return Evaluation(_outcome(ok), {"answered": True, "row_overlap": row_overlap(rows, truth)})
+        ok, overlap = score_rows(parse_answer(answer), task.answer_info.direct or ())
+        return Evaluation(_outcome(ok), {"answered": True, "row_overlap": overlap})
 
     def _final_answer(self, session: Session) -> str | None:
         """The answer of the agent's last reply, if that reply was an answer."""

@@ -15,6 +15,7 @@ import functools
 import re
 import sqlite3
 import time
+import weakref
 from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
@@ -252,10 +253,50 @@ def _open() -> sqlite3.Connection:
     return connection
 
 
-@functools.lru_cache(maxsize=IMAGE_CACHE)
+class _ImageKey:
+    """A task table as the image cache's key: its content as text, hashed once (hashing and
+    comparing the pydantic model took ~0.1 ms at every start)."""
+
+    __slots__ = ("table", "text", "hash")
+
+    def __init__(self, table: TableInfo):
+        columns = [(c.name, c.type) for c in table.column_info_list]
+        self.table = table
+        self.text = repr((table.name, columns, table.row_list))
+        self.hash = hash(self.text)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _ImageKey) and self.text == other.text
+
+
+_image_keys: dict[int, _ImageKey] = {}  # by id of a live TableInfo
+
+
+def _image_key(table: TableInfo) -> _ImageKey:
+    key = _image_keys.get(id(table))
+    if key is None:
+        key = _image_keys[id(table)] = _ImageKey(table)
+        weakref.finalize(table, _image_keys.pop, id(table), None)
+    return key
+
+
 def task_image(table: TableInfo) -> bytes:
     """The database file of a fresh task: the table and its rows (cached: a task seen again
     starts from its image)."""
+    return _image(_image_key(table))
+
+
+def clear_images() -> None:
+    """Forget the cached task images (a benchmark measures cold starts)."""
+    _image.cache_clear()
+
+
+@functools.lru_cache(maxsize=IMAGE_CACHE)
+def _image(key: _ImageKey) -> bytes:
+    table = key.table
     with contextlib.closing(sqlite3.connect(":memory:", isolation_level=None)) as scratch:
         scratch.create_collation(COLLATION, compare_text)
         columns = ", ".join(
@@ -297,11 +338,16 @@ def _storage_trigger(table: TableInfo) -> str | None:
         name = quote(column.name)
         if kind == ("int", 0):
             rounded = f"CAST_SIGNED({name})"
+            needed = f"typeof({name}) = 'real'"
         elif kind is not None and kind[0] == "decimal":
             rounded = f"DEC({name}, {kind[1]})"
+            # a value that reads back from its printed decimals is at its scale already, and
+            # DEC (a Python call per row) would leave it as it is
+            printed = f"CAST(printf('%.{kind[1]}f', {name}) AS REAL)"
+            needed = f"typeof({name}) = 'real' AND {printed} <> {name}"
         else:
             continue
-        settings.append(f"{name} = IIF(typeof({name}) = 'real', {rounded}, {name})")
+        settings.append(f"{name} = IIF({needed}, {rounded}, {name})")
     if not settings:
         return None
     target = quote(table.name)
