@@ -21,8 +21,8 @@ from sqlglot.errors import ErrorLevel, SqlglotError
 from sqlglot.tokens import TokenType
 
 from .sqlite_functions import COLLATION
+from .sqlite_quick import quick_translation
 from .sqlite_types import NumericType, numeric_type
-from .sqlite_verbatim import verbatim_kind
 
 Columns = tuple[tuple[str, str], ...]  # (column name, declared MySQL type), every table
 
@@ -428,11 +428,11 @@ def translate(
 ) -> tuple[Translation, ...]:
     """MySQL statements in SQLite's dialect (cached: RL loops send the same ones again).
 
-    A statement SQLite runs as written (`sqlite_verbatim`) skips sqlglot."""
+    The common statements are translated without sqlglot (`sqlite_quick`)."""
     declared = {c.lower(): t for c, t in columns}
-    kind = verbatim_kind(sql, declared, tables)
-    if kind is not None:
-        return (Translation(sql.strip(), kind in ("INSERT", "UPDATE")),)
+    quick = quick_translation(sql, declared, tables)
+    if quick is not None:
+        return (Translation(quick[1], quick[0] in ("INSERT", "UPDATE")),)
     return rewrite(sql, declared, tables)
 
 

@@ -1,17 +1,16 @@
-"""Statements SQLite runs as written, recognised without sqlglot.
+"""The translation of the common statements, found without sqlglot.
 
-Most statements the generator and agents write need nothing of the translation: plain
-queries and row changes over the task's columns, whose comparisons SQLite already answers
-as MySQL does (text columns carry the case-insensitive collation). Reading one with sqlglot,
-rewriting and generating it costs about half a millisecond; this scan and small grammar take
-a few tens of microseconds. It accepts only what the translation (`sqlite_translate`) would
-leave unchanged in meaning: a short list of keywords, the task's own column and table names,
-aliases, plain literals, COUNT / MIN / MAX, SUM of integer columns and AVG of FLOAT ones, and
-comparisons whose operand types need neither the collation on a literal nor a conversion to
-a number (the rules of the rewriter's `_comparison`, `_in` and `_sum`). Anything else (other
-functions, arithmetic, backticks, comments, escapes, words it does not know, sqlglot's
-keywords) returns None and goes through the translation, so constructs added there later
-keep working.
+Most statements the generator and agents write are plain queries and row changes over the
+task's columns. Reading one with sqlglot, rewriting and generating it costs about half a
+millisecond; this token scan and small grammar take a few tens of microseconds. It accepts
+only a short list of keywords, the task's own column and table names, aliases, plain
+literals, COUNT / MIN / MAX / SUM / AVG / ROUND and + - *, and writes what the translation
+(`sqlite_translate`) writes for them: the statement as it is, with `DEC(..., scale)` around
+an outermost exact-number aggregate or arithmetic (MySQL's scale) and the collation after a
+text literal compared with an operand of no known type. Anything else (other functions,
+division, backticks, comments, escapes, words it does not know, sqlglot's keywords, text
+read as a number) returns None and goes through the translation, so constructs added there
+later keep working.
 """
 
 from __future__ import annotations
@@ -20,7 +19,8 @@ import re
 
 from sqlglot.dialects.mysql import MySQL
 
-from .sqlite_types import NumericType, column_type
+from .sqlite_functions import COLLATION
+from .sqlite_types import NumericType, column_type, combine_types
 
 _TOKEN = re.compile(
     r"[ \t\r\n]*(?:(?P<word>[A-Za-z_][A-Za-z0-9_]*)"
@@ -32,23 +32,27 @@ _KEYWORDS = frozenset(
     "SELECT DISTINCT FROM WHERE AND OR NOT IN IS NULL BETWEEN LIKE GROUP ORDER BY ASC DESC "
     "HAVING LIMIT OFFSET AS INSERT INTO VALUES UPDATE SET DELETE EXISTS".split()
 )
-_AGGREGATES = frozenset({"COUNT", "MIN", "MAX", "SUM", "AVG"})
+_FUNCTIONS = frozenset({"COUNT", "MIN", "MAX", "SUM", "AVG", "ROUND"})
 # a word sqlglot reads as a keyword may mean something else there: the translation decides,
 # unless it names one of the task's columns and is a word sqlglot reads as a column there
 _COLUMN_WORDS = frozenset({"FORMAT", "DATE", "YEAR", "TIME", "TIMESTAMP", "TEXT", "COMMENT"})
 _SQLGLOT_WORDS = frozenset(MySQL.Tokenizer.KEYWORDS) - _KEYWORDS
 _COMPARISONS = frozenset({"=", "<>", "!=", "<", ">", "<=", ">="})
-_ENDS = frozenset({"FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", ",", ")", ";", ""})
+_ENDS = frozenset({"FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "AND", "OR"})
+_ENDS |= frozenset({",", ")", ";", ""})
 
+Token = tuple[str, str, int, int]  # kind (kw, name, number, string, op), text, start, end
 Operand = tuple[str, NumericType | None]  # kind (column, string, number, null, other), type
 
 
-class _NotVerbatim(Exception):
+class _NotQuick(Exception):
     """The statement needs the translation."""
 
 
-def verbatim_kind(sql: str, columns: dict[str, str], tables: tuple[str, ...]) -> str | None:
-    """The statement's first keyword when SQLite runs `sql` as MySQL means it, else None.
+def quick_translation(
+    sql: str, columns: dict[str, str], tables: tuple[str, ...]
+) -> tuple[str, str] | None:
+    """The statement's first keyword and its SQLite text, or None for the translation.
 
     `columns` maps lower-case column names to declared MySQL types, as the translation's."""
     tokens = _tokens(sql, columns)
@@ -56,14 +60,19 @@ def verbatim_kind(sql: str, columns: dict[str, str], tables: tuple[str, ...]) ->
         return None
     reader = _Reader(tokens, columns, tables)
     try:
-        return reader.statement()
-    except (_NotVerbatim, IndexError):
+        first = reader.statement()
+    except (_NotQuick, IndexError):
         return None
+    text, done = [], 0
+    for position, insert in sorted(reader.inserts, key=lambda item: item[0]):
+        text += [sql[done:position], insert]
+        done = position
+    return first, "".join([*text, sql[done:]]).strip()
 
 
-def _tokens(sql: str, columns: dict[str, str]) -> list[tuple[str, str]] | None:
-    """(kind, text) pairs, words upper-cased; None at anything outside the scan's tokens."""
-    found: list[tuple[str, str]] = []
+def _tokens(sql: str, columns: dict[str, str]) -> list[Token] | None:
+    """The tokens, words upper-cased; None at anything outside the scan's tokens."""
+    found: list[Token] = []
     position, end = 0, len(sql.rstrip())
     while position < end:
         match = _TOKEN.match(sql, position)
@@ -71,22 +80,21 @@ def _tokens(sql: str, columns: dict[str, str]) -> list[tuple[str, str]] | None:
             return None
         kind = match.lastgroup
         assert kind is not None
-        text = match.group(kind)
+        text, start = match.group(kind), match.start(kind)
         if kind == "word":
             upper = text.upper()
             if upper in _SQLGLOT_WORDS and not (upper in _COLUMN_WORDS and text.lower() in columns):
                 return None
-            found.append(("kw", upper) if upper in _KEYWORDS else ("name", text))
-        else:
-            found.append((kind, text))
+            kind, text = ("kw", upper) if upper in _KEYWORDS else ("name", text)
+        found.append((kind, text, start, match.end()))
         position = match.end()
     return found
 
 
 class _Reader:
-    """A recursive-descent reader of the accepted statements; raises `_NotVerbatim`."""
+    """A recursive-descent reader of the accepted statements; raises `_NotQuick`."""
 
-    def __init__(self, tokens: list[tuple[str, str]], columns: dict[str, str], tables):
+    def __init__(self, tokens: list[Token], columns: dict[str, str], tables: tuple[str, ...]):
         self.tokens = tokens
         self.at = 0
         self.columns = columns
@@ -94,6 +102,7 @@ class _Reader:
         self.folded = frozenset(t.lower() for t in tables)
         self.defined: set[str] = set()  # aliases
         self.used: set[str] = set()  # qualifiers and names that must be aliases
+        self.inserts: list[tuple[int, str]] = []  # (position in the statement, text)
 
     # -- tokens --------------------------------------------------------------------
 
@@ -104,7 +113,7 @@ class _Reader:
     def kind(self) -> str:
         return self.tokens[self.at][0] if self.at < len(self.tokens) else ""
 
-    def take(self) -> tuple[str, str]:
+    def take(self) -> Token:
         token = self.tokens[self.at]
         self.at += 1
         return token
@@ -117,7 +126,13 @@ class _Reader:
 
     def expect(self, text: str) -> None:
         if not self.accept(text):
-            raise _NotVerbatim
+            raise _NotQuick
+
+    def start(self) -> int:
+        return self.tokens[self.at][2]
+
+    def end(self) -> int:
+        return self.tokens[self.at - 1][3]
 
     # -- statements ----------------------------------------------------------------
 
@@ -132,14 +147,14 @@ class _Reader:
         elif first in handlers and self.kind() == "kw":
             handlers[first]()
         else:
-            raise _NotVerbatim
+            raise _NotQuick
         self.accept(";")
         if self.at != len(self.tokens) or not self.used <= self.defined | self.tables:
-            raise _NotVerbatim
+            raise _NotQuick
         return first
 
     def select(self) -> NumericType | None:
-        """A query; its type when it selects exactly one typed expression."""
+        """A query; the type of its one selected expression (None for several)."""
         self.expect("SELECT")
         self.accept("DISTINCT")
         items = [self.select_item()]
@@ -201,13 +216,13 @@ class _Reader:
         """`AS name` or a bare name after a select item or a table."""
         if self.accept("AS") or self.kind() == "name":
             if self.kind() != "name":
-                raise _NotVerbatim
+                raise _NotQuick
             self.defined.add(self.take()[1])
 
     def table(self, alias: bool = True) -> None:
-        kind, name = self.take()
+        kind, name, *_ = self.take()
         if kind != "name" or name not in self.tables:
-            raise _NotVerbatim  # another table, or the task's in the wrong case (refused)
+            raise _NotQuick  # another table, or the task's in the wrong case (refused)
         if alias:
             self.alias()
 
@@ -224,14 +239,14 @@ class _Reader:
             self.accept("DESC")
 
     def integer(self) -> None:
-        kind, text = self.take()
+        kind, text, *_ = self.take()
         if kind != "number" or not text.isdigit():
-            raise _NotVerbatim
+            raise _NotQuick
 
     def column_name(self) -> None:
-        kind, name = self.take()
+        kind, name, *_ = self.take()
         if kind != "name" or name.lower() not in self.columns:
-            raise _NotVerbatim
+            raise _NotQuick
 
     def row(self) -> None:
         self.expect("(")
@@ -239,23 +254,20 @@ class _Reader:
         self.expect(")")
 
     def literal(self) -> Operand:
-        kind, text = self.take()
+        kind, text, *_ = self.take()
         if kind == "string":
             return ("string", None)
         if kind == "number":
             return ("number", ("decimal", len(text.split(".")[1])) if "." in text else ("int", 0))
         if (kind, text) == ("kw", "NULL"):
             return ("null", None)
-        raise _NotVerbatim
+        raise _NotQuick
 
     def assignment(self) -> None:
-        """`column = value` (an assignment: the rewriter leaves it as it is)."""
+        """`column = value` (an assignment: no collation, no conversion)."""
         self.column_name()
         self.expect("=")
-        if self.kind() == "name":
-            self.operand(typed=True)
-        else:
-            self.literal()
+        self.operand(typed=True)
 
     # -- conditions ----------------------------------------------------------------
 
@@ -282,11 +294,11 @@ class _Reader:
             self.predicate()
 
     def predicate(self) -> None:
-        left = self.operand(typed=True)
-        following = self.peek()
-        if following in _COMPARISONS and self.kind() == "op":
+        left, left_end = self.operand(typed=True), self.end()
+        if self.peek() in _COMPARISONS and self.kind() == "op":
             self.take()
-            _comparable(left, self.operand(typed=True))
+            right = self.operand(typed=True)
+            self.compare(left, left_end, right, self.end())
         elif self.accept("IS"):
             self.accept("NOT")
             self.expect("NULL")
@@ -294,7 +306,7 @@ class _Reader:
             negated = self.accept("NOT")
             if self.accept("IN"):
                 if left[0] != "column":
-                    raise _NotVerbatim  # the translation would add the collation
+                    raise _NotQuick  # the translation may add the collation
                 if self.peek(1) == "SELECT":
                     self.subquery()
                 else:
@@ -307,11 +319,20 @@ class _Reader:
                 self.operand(typed=True)
             elif self.accept("LIKE"):
                 if self.take()[0] != "string":
-                    raise _NotVerbatim
+                    raise _NotQuick
             elif negated:
-                raise _NotVerbatim
-        if self.peek() not in _ENDS | {"AND", "OR"}:
-            raise _NotVerbatim
+                raise _NotQuick
+        if self.peek() not in _ENDS:
+            raise _NotQuick
+
+    def compare(self, left: Operand, left_end: int, right: Operand, right_end: int) -> None:
+        """The rewriter's `_comparison`: a text literal against an operand of no known type
+        gets the collation; text against a number would be read as a number (not here)."""
+        for (side, end), other in (((left, left_end), right), ((right, right_end), left)):
+            if side[0] == "string" and other[1] is None:
+                self.inserts.append((end, f" COLLATE {COLLATION}"))
+            if side[1] == ("text", 0) and other[1] is not None and other[1][0] != "text":
+                raise _NotQuick
 
     def subquery(self) -> NumericType | None:
         self.expect("(")
@@ -322,72 +343,87 @@ class _Reader:
     # -- operands ------------------------------------------------------------------
 
     def operand(self, typed: bool) -> Operand:
-        """A primary, or integers added, subtracted or multiplied (the translation leaves
-        those as they are: other arithmetic is rounded to MySQL's scale there)."""
-        found = self.primary(typed)
-        if self.peek() not in ("+", "-", "*") or self.kind() != "op":
-            return found
-        while self.peek() in ("+", "-", "*") and self.kind() == "op":
+        """A primary, or primaries added, subtracted and multiplied; an outermost exact-number
+        aggregate or arithmetic is rounded to MySQL's scale as the translation does."""
+        start = self.start()
+        found = self.term(typed)
+        while self.peek() in ("+", "-") and self.kind() == "op":
             self.take()
-            if found[1] != ("int", 0) or self.primary(typed=True)[1] != ("int", 0):
-                raise _NotVerbatim
-        return ("other", ("int", 0))
+            found = ("arithmetic", combine_types(found[1], self.term(typed)[1], "add"))
+        if found[0] not in ("arithmetic", "aggregate"):
+            return found
+        if found[1] is not None and found[1][0] == "decimal":
+            self.inserts += [(start, "DEC("), (self.end(), f", {found[1][1]})")]
+        return ("other", found[1])
+
+    def term(self, typed: bool) -> Operand:
+        found = self.primary(typed)
+        while self.peek() == "*" and self.kind() == "op":
+            self.take()
+            found = ("arithmetic", combine_types(found[1], self.primary(typed)[1], "mul"))
+        return found
 
     def primary(self, typed: bool) -> Operand:
-        """A column, literal, aggregate or scalar subquery, with the rewriter's type of it.
+        """A column, literal, function call or scalar subquery, with the rewriter's type.
 
         In a typed place (a comparison) every name must be a known column."""
-        kind, text = self.tokens[self.at]
+        kind, text, *_ = self.tokens[self.at]
         if kind in ("string", "number") or (kind, text) == ("kw", "NULL"):
             return self.literal()
         if text == "(" and self.peek(1) == "SELECT":
             return ("other", self.subquery())
         if kind != "name":
-            raise _NotVerbatim
+            raise _NotQuick
         if self.peek(1) == "(":
-            return ("other", self.aggregate())
+            return self.function()
         return self.column(typed)
 
     def column(self, typed: bool) -> Operand:
         name = self.take()[1]
         if self.accept("."):
             self.used.add(name)
-            kind, name = self.take()
+            kind, name, *_ = self.take()
             if kind != "name":
-                raise _NotVerbatim
+                raise _NotQuick
         declared = self.columns.get(name.lower())
         if declared is None:
             if typed or name.lower() in self.folded:
-                raise _NotVerbatim
+                raise _NotQuick
             self.used.add(name)  # a select alias in ORDER BY, GROUP BY or HAVING
             return ("alias", None)
         return ("column", column_type(declared))
 
-    def aggregate(self) -> NumericType | None:
+    def function(self) -> Operand:
+        """COUNT, MIN, MAX, SUM, AVG of a column, or ROUND; kind "aggregate" for SUM and AVG
+        (rounded to their scale where no arithmetic holds them)."""
         name = self.take()[1].upper()
-        if name not in _AGGREGATES:
-            raise _NotVerbatim
+        if name not in _FUNCTIONS:
+            raise _NotQuick
         self.expect("(")
+        if name == "ROUND":
+            inner = self.operand(typed=True)[1]
+            places = 0
+            if self.accept(","):
+                kind, text, *_ = self.take()
+                if kind != "number" or not text.isdigit():
+                    raise _NotQuick
+                places = int(text)
+            self.expect(")")
+            if inner is not None and inner[0] == "float":
+                raise _NotQuick  # ROUND of a double rounds half to even there
+            if inner is None or inner[0] != "decimal":
+                return ("other", inner)
+            return ("other", ("decimal", places) if places > 0 else ("int", 0))
         if name == "COUNT":
             if not self.accept("*"):
                 self.accept("DISTINCT")
                 self.column(typed=True)
             self.expect(")")
-            return ("int", 0)
+            return ("other", ("int", 0))
         found = self.column(typed=True)[1]
         self.expect(")")
-        # SUM of decimals and AVG of exact numbers are rounded to MySQL's scale by the
-        # translation; SUM and AVG of text are read as numbers there
-        if name == "SUM" and found != ("int", 0) or name == "AVG" and found != ("float", 0):
-            raise _NotVerbatim
-        return found
-
-
-def _comparable(left: Operand, right: Operand) -> None:
-    """Refuse a comparison the rewriter would change: a text literal against an operand of
-    no known type gets the collation; text against a number is read as a number."""
-    for side, other in ((left, right), (right, left)):
-        if side[0] == "string" and other[1] is None:
-            raise _NotVerbatim
-        if side[1] == ("text", 0) and other[1] is not None and other[1][0] != "text":
-            raise _NotVerbatim
+        if found == ("text", 0) and name in ("SUM", "AVG"):
+            raise _NotQuick  # text summed is read as a number there
+        if name == "AVG" and found is not None and found[0] != "float":
+            return ("aggregate", ("decimal", found[1] + 4))  # MySQL's AVG has 4 more decimals
+        return ("aggregate" if name in ("SUM", "AVG") else "other", found)
