@@ -23,6 +23,7 @@ from .prompt import task_prompt
 from .tasks import DBTask, load_db_tasks
 
 DEFAULT_MAX_TURNS = 3
+_PLAIN = (int, float, str, type(None))  # values `plain_value` returns as they are
 
 
 class LifelongDBEnv(LifelongEnv[DBTask]):
@@ -177,8 +178,10 @@ def format_result(result: StatementResult) -> str:
     """A statement's result as the agent sees it."""
     if result.error is not None:
         return f"Error: {result.error}"
-    rows = [tuple(plain_value(v) for v in row) for row in result.rows or []]
-    text = repr(rows)
+    rows = result.rows or []
+    if not all(type(row) is tuple and all(type(v) in _PLAIN for v in row) for row in rows):
+        rows = [tuple(plain_value(v) for v in row) for row in rows]  # blobs, Decimal, dates
+    text = repr(list(rows))
     if result.more_rows:  # a back-end may stop before max_rows when the values are huge
         text += f"\n[only the first {len(rows)} rows are shown]"
     return text
