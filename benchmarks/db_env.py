@@ -40,9 +40,10 @@ from lifelong_gym.envs.db.actions import count_statements
 from lifelong_gym.envs.db.backends import mysql_server
 from lifelong_gym.envs.db.backends.mysql import parse_url
 from lifelong_gym.envs.db.backends.mysql import quote as mysql_quote
+from lifelong_gym.envs.db.backends.sqlite import clear_images
 from lifelong_gym.envs.db.backends.sqlite import quote as sqlite_quote
-from lifelong_gym.envs.db.backends.sqlite import task_image
 from lifelong_gym.envs.db.backends.sqlite_translate import translate
+from lifelong_gym.envs.db.backends.statement_guard import refusal
 
 
 def env_time(
@@ -156,8 +157,9 @@ def measure(args, tasks, backend: str, cache: str) -> None:
     for _ in range(args.rounds):
         if cache == "cold":
             translate.cache_clear()
-            task_image.cache_clear()
+            clear_images()
             count_statements.cache_clear()
+            refusal.cache_clear()  # the guard's verdict is cached by statement text too
         seconds, correct, count = env_time(args.tasks, backend, url, args.limit, clock)
         ours.append(seconds)
         if backend == "sqlite":

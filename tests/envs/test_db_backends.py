@@ -179,3 +179,43 @@ def test_writes_are_stored_as_mysql_types_after_a_rolled_back_transaction():
         assert backend.execute("SELECT * FROM t").rows == [(1, 2.5)]
     finally:
         backend.close()
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        None,
+        "UPDATE data SET amount = amount * 1.0101",
+        "UPDATE data SET amount = 0.1 + 0.2",
+        "UPDATE data SET amount = 123456789012.675 WHERE id = 0",
+        "UPDATE data SET label = 'x\u00e9 ', amount = NULL WHERE id < 3",
+        "UPDATE data SET id = 2.5, day = 1e300 WHERE id = 1",
+        "UPDATE data SET day = 0.1 + 0.2, label = x'ff' WHERE id = 2",
+        "INSERT INTO data (id, amount) VALUES (7, -0.0), (8, 2.675), (9, 7)",
+    ],
+)
+def test_sqlite_hash_joined_in_sqlite_equals_the_values_printed_in_python(write, monkeypatch):
+    """Rows SQLite prints itself hash as the same rows printed value by value in Python."""
+    from lifelong_gym.envs.db.backends import sqlite_hash
+
+    table = _random_table(np.random.default_rng(5), 40)
+    sqlite = SqliteBackend()
+    sqlite.start(table)
+    if write is not None:
+        assert sqlite.execute(write).error is None
+    joined = sqlite.table_hash(table)
+    monkeypatch.setattr(sqlite_hash, "JOINED_COLUMNS", 0)
+    printed = sqlite.table_hash(table)
+    sqlite.close()
+    assert joined == printed
+
+
+def test_sqlite_hash_of_a_plain_table_is_joined_in_sqlite(monkeypatch):
+    from lifelong_gym.envs.db.backends import sqlite_hash
+
+    table = _random_table(np.random.default_rng(6), 40)
+    sqlite = SqliteBackend()
+    sqlite.start(table)
+    monkeypatch.setattr(sqlite_hash, "text_renderer", None)  # the Python way would fail now
+    assert sqlite.table_hash(table) is not None
+    sqlite.close()

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import lifelong_gym  # noqa: F401 - registers the ids
-from lifelong_gym.envs.db.answer import parse_answer, row_overlap, rows_match
+from lifelong_gym.envs.db.answer import parse_answer, row_overlap, rows_match, score_rows
 from lifelong_gym.envs.db.backends import make_backend
 from lifelong_gym.envs.db.tasks import load_db_tasks
 from lifelong_gym.tasks import TaskFileError
@@ -162,3 +162,26 @@ def test_agentbench_oracle_on_sqlite(external_dir):
 )
 def test_row_overlap_is_partial_credit_in_any_order(answer, truth, overlap):
     assert row_overlap(parse_answer(answer), truth) == pytest.approx(overlap)
+
+
+@pytest.mark.parametrize(
+    "answer, truth",
+    [
+        ("[('a', 1), ('b', 2.5)]", (("a", 1), ("b", 2.5))),
+        ("[(1, True, None)]", ((1.0, 1, None),)),
+        ("[(1e999,)]", ((float("inf"),),)),
+        ("[(10**400,)]", ((10**400,),)),
+        ("[(1+0j,)]", ((1,),)),  # equal in Python, not to the benchmark
+        ("[([1],)]", ((1,),)),
+        ("[('a',), ('b',)]", (("a", "b"),)),  # a one-row truth given as a column
+        ("[()]", (("a",),)),
+        ("[]", ()),
+        ("[(-0.0,)]", ((0.0,),)),
+    ],
+)
+def test_score_rows_is_rows_match_and_row_overlap(answer, truth):
+    rows = parse_answer(answer)
+    ok = rows_match(rows, truth) or (
+        len(truth) == 1 and all(rows) and rows_match([tuple(r[0] for r in rows)], truth)
+    )
+    assert score_rows(rows, truth) == (ok, row_overlap(rows, truth))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -10,10 +11,21 @@ from decimal import Decimal
 from typing import Any
 
 TOLERANCE = 1e-6
+ANSWER_CACHE = 4096  # answers parsed before (a task solved again gives the same text)
+_SCALARS = (int, float, str, bool, type(None))
 
 
 def parse_answer(text: str) -> list[tuple[Any, ...]]:
     """The final answer as rows: a list of tuples, a single tuple, or a bare value."""
+    return list(_parsed(text))
+
+
+@functools.lru_cache(maxsize=ANSWER_CACHE)
+def _parsed(text: str) -> tuple[tuple[Any, ...], ...]:
+    return tuple(_parse(text))
+
+
+def _parse(text: str) -> list[tuple[Any, ...]]:
     text = text.strip()
     try:
         value = ast.literal_eval(text)
@@ -24,6 +36,30 @@ def parse_answer(text: str) -> list[tuple[Any, ...]]:
     if isinstance(value, tuple):
         return [value]
     return [(value,)]
+
+
+def score_rows(
+    answer: Sequence[tuple[Any, ...]], truth: Sequence[tuple[Any, ...]]
+) -> tuple[bool, float]:
+    """Whether the answer is right, and its row overlap (partial credit).
+
+    Right when the rows match, or when a one-row truth is the answer's first column."""
+    if _identical(answer, truth):
+        return True, 1.0  # what the two below find, without their work on every value
+    ok = rows_match(answer, truth) or (
+        len(truth) == 1 and all(answer) and rows_match([tuple(r[0] for r in answer)], truth)
+    )
+    return ok, row_overlap(answer, truth)
+
+
+def _identical(answer: Sequence[tuple[Any, ...]], truth: Sequence[tuple[Any, ...]]) -> bool:
+    """The same rows in order, value for value, all plain scalars (there Python's equality is
+    `values_match`'s, and NaN, equal to nothing, never passes)."""
+    return (
+        len(answer) == len(truth)
+        and all(type(v) in _SCALARS for rows in (answer, truth) for row in rows for v in row)
+        and tuple(answer) == tuple(truth)
+    )
 
 
 def rows_match(answer: Sequence[Sequence[Any]], truth: Sequence[Sequence[Any]]) -> bool:

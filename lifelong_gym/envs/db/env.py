@@ -11,7 +11,7 @@ from lifelong_gym.tasks import TaskSet
 from lifelong_gym.tool_calls import ToolCall
 
 from .actions import TOOLS, Action, Answer, from_tool_call, parse_reply
-from .answer import parse_answer, row_overlap, rows_match
+from .answer import parse_answer, score_rows
 from .backends import DatabaseBackend, StatementResult, make_backend
 from .backends.base import (
     DEFAULT_MAX_ROWS,
@@ -23,6 +23,7 @@ from .prompt import task_prompt
 from .tasks import DBTask, load_db_tasks
 
 DEFAULT_MAX_TURNS = 3
+_PLAIN = (int, float, str, type(None))  # values `plain_value` returns as they are
 
 
 class LifelongDBEnv(LifelongEnv[DBTask]):
@@ -158,12 +159,8 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
         answer = self._final_answer(session)
         if answer is None:
             return Evaluation(EvaluationOutcome.INCORRECT, {"answered": False})
-        rows = parse_answer(answer)
-        truth = task.answer_info.direct or ()
-        ok = rows_match(rows, truth) or (
-            len(truth) == 1 and rows_match([tuple(r[0] for r in rows)], truth)
-        )
-        return Evaluation(_outcome(ok), {"answered": True, "row_overlap": row_overlap(rows, truth)})
+        ok, overlap = score_rows(parse_answer(answer), task.answer_info.direct or ())
+        return Evaluation(_outcome(ok), {"answered": True, "row_overlap": overlap})
 
     def _final_answer(self, session: Session) -> str | None:
         """The answer of the agent's last reply, if that reply was an answer."""
@@ -181,8 +178,10 @@ def format_result(result: StatementResult) -> str:
     """A statement's result as the agent sees it."""
     if result.error is not None:
         return f"Error: {result.error}"
-    rows = [tuple(plain_value(v) for v in row) for row in result.rows or []]
-    text = repr(rows)
+    rows = result.rows or []
+    if not all(type(row) is tuple and all(type(v) in _PLAIN for v in row) for row in rows):
+        rows = [tuple(plain_value(v) for v in row) for row in rows]  # blobs, Decimal, dates
+    text = repr(list(rows))
     if result.more_rows:  # a back-end may stop before max_rows when the values are huge
         text += f"\n[only the first {len(rows)} rows are shown]"
     return text

@@ -15,15 +15,19 @@ from collections.abc import Iterable
 GROUP_CONCAT_MAX_LEN = 1024
 
 
-def row_digest(values: Iterable[str | None]) -> str:
-    """The first five hex digits of the MD5 of the row's non-NULL values joined by ','."""
-    joined = ",".join(v for v in values if v is not None)
-    return hashlib.md5(joined.encode("utf-8")).hexdigest()[:5]
+def row_text(values: Iterable[str | None]) -> str:
+    """The row's non-NULL values joined by ',' (as CONCAT_WS does)."""
+    return ",".join(v for v in values if v is not None)
 
 
 def table_hash(rows: Iterable[Iterable[str | None]]) -> str | None:
     """The hash of a table given its rows as MySQL renders them as text; None when empty."""
-    digests = sorted(row_digest(row) for row in rows)
+    return texts_hash(row_text(row) for row in rows)
+
+
+def texts_hash(texts: Iterable[str]) -> str | None:
+    """The hash of a table given each row's `row_text`; None when it has no rows."""
+    digests = sorted(hashlib.md5(text.encode("utf-8")).hexdigest()[:5] for text in texts)
     if not digests:
         return None  # GROUP_CONCAT over no rows is NULL, and so is its MD5
     joined = ",".join(digests).encode("utf-8")[:GROUP_CONCAT_MAX_LEN]

@@ -12,16 +12,13 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
-import re
 import sqlite3
 import time
-from collections.abc import Callable
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+import weakref
 from typing import Any
 
 from sqlglot.errors import SqlglotError
 
-from ..table_hash import table_hash
 from ..tasks import TableInfo
 from .base import DatabaseBackend, StatementResult, UnreadableTable, overrun_message
 from .sqlite_catalog import DATABASE, Catalog
@@ -34,13 +31,12 @@ from .sqlite_functions import (
     decimal_value,
     register,
 )
+from .sqlite_hash import read_table_hash
 from .sqlite_schema import SchemaAnswers
 from .sqlite_translate import NotServed, Refused, Translation, translate
 from .sqlite_types import column_type, storage_type
 from .statement_guard import refusal
 
-_DECIMAL_SCALE = re.compile(r"(?:DECIMAL|NUMERIC|DEC|FIXED)\s*\(\s*\d+\s*,\s*(\d+)\s*\)", re.I)
-_INTEGER = re.compile(r"\b(?:TINY|SMALL|MEDIUM|BIG)?INT(?:EGER)?\b|\bBOOL(?:EAN)?\b", re.I)
 # What an agent may not do: touch files or the connection, or load native code through
 # virtual tables (fts3_tokenizer can be pointed at any address).
 _DENIED_ACTIONS = {
@@ -151,15 +147,14 @@ class SqliteBackend(DatabaseBackend):
         if kind[0] != "table":
             raise UnreadableTable(f"{table.name!r} is no longer a base table but a {kind[0]}")
         columns = connection.execute(f"PRAGMA main.table_info({quote(table.name)})").fetchall()
-        renderers = [text_renderer(declared) for _, _, declared, *_ in columns]
         self._deadline = time.monotonic() + self.statement_timeout
         try:
-            rows = _fetch_all(connection, f"SELECT * FROM main.{quote(table.name)}")
+            named = [(quote(name), declared) for _, name, declared, *_ in columns]
+            return read_table_hash(connection, quote(table.name), named)
         except sqlite3.OperationalError as error:
             raise UnreadableTable(f"the table {table.name!r} could not be read: {error}") from None
         finally:
             self._deadline = 0.0
-        return table_hash([r(v) for r, v in zip(renderers, row, strict=True)] for row in rows)
 
     def discard(self) -> None:
         """Forget the task's work; a connection the agent gave temp objects is closed."""
@@ -252,10 +247,50 @@ def _open() -> sqlite3.Connection:
     return connection
 
 
-@functools.lru_cache(maxsize=IMAGE_CACHE)
+class _ImageKey:
+    """A task table as the image cache's key: its content as plain tuples, hashed once
+    (hashing and comparing the pydantic model took ~0.1 ms at every start)."""
+
+    __slots__ = ("table", "content", "hash")
+
+    def __init__(self, table: TableInfo):
+        columns = tuple((c.name, c.type) for c in table.column_info_list)
+        self.table = table
+        self.content = (table.name, columns, table.row_list)
+        self.hash = hash(self.content)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _ImageKey) and self.content == other.content
+
+
+_image_keys: dict[int, _ImageKey] = {}  # by id of a live TableInfo
+
+
+def _image_key(table: TableInfo) -> _ImageKey:
+    key = _image_keys.get(id(table))
+    if key is None:
+        key = _image_keys[id(table)] = _ImageKey(table)
+        weakref.finalize(table, _image_keys.pop, id(table), None)
+    return key
+
+
 def task_image(table: TableInfo) -> bytes:
     """The database file of a fresh task: the table and its rows (cached: a task seen again
     starts from its image)."""
+    return _image(_image_key(table))
+
+
+def clear_images() -> None:
+    """Forget the cached task images (a benchmark measures cold starts)."""
+    _image.cache_clear()
+
+
+@functools.lru_cache(maxsize=IMAGE_CACHE)
+def _image(key: _ImageKey) -> bytes:
+    table = key.table
     with contextlib.closing(sqlite3.connect(":memory:", isolation_level=None)) as scratch:
         scratch.create_collation(COLLATION, compare_text)
         columns = ", ".join(
@@ -297,11 +332,16 @@ def _storage_trigger(table: TableInfo) -> str | None:
         name = quote(column.name)
         if kind == ("int", 0):
             rounded = f"CAST_SIGNED({name})"
+            needed = f"typeof({name}) = 'real'"
         elif kind is not None and kind[0] == "decimal":
             rounded = f"DEC({name}, {kind[1]})"
+            # a value that reads back from its printed decimals is at its scale already, and
+            # DEC (a Python call per row) would leave it as it is
+            printed = f"CAST(printf('%.{kind[1]}f', {name}) AS REAL)"
+            needed = f"typeof({name}) = 'real' AND {printed} <> {name}"
         else:
             continue
-        settings.append(f"{name} = IIF(typeof({name}) = 'real', {rounded}, {name})")
+        settings.append(f"{name} = IIF({needed}, {rounded}, {name})")
     if not settings:
         return None
     target = quote(table.name)
@@ -309,20 +349,6 @@ def _storage_trigger(table: TableInfo) -> str | None:
         f'CREATE TRIGGER "lgym_store_{{event}}" AFTER {{event}} ON {target} BEGIN '
         f"UPDATE {target} SET {', '.join(settings)} WHERE rowid = NEW.rowid; END"
     )
-
-
-def _fetch_all(connection: sqlite3.Connection, sql: str) -> list[tuple[Any, ...]]:
-    try:
-        return connection.execute(sql).fetchall()
-    except sqlite3.OperationalError as error:
-        if "decode" not in str(error):
-            raise
-    # text that is not UTF-8 (made with CHAR() of a surrogate): read it replaced
-    connection.text_factory = lambda data: data.decode("utf-8", "replace")
-    try:
-        return connection.execute(sql).fetchall()
-    finally:
-        connection.text_factory = str
 
 
 def _authorize(action: int, first: str | None, second: str | None, *_: Any) -> int:
@@ -333,35 +359,3 @@ def _authorize(action: int, first: str | None, second: str | None, *_: Any) -> i
             else sqlite3.SQLITE_DENY
         )
     return sqlite3.SQLITE_DENY if action in _DENIED_ACTIONS else sqlite3.SQLITE_OK
-
-
-@functools.lru_cache(maxsize=256)
-def text_renderer(declared_type: str) -> Callable[[Any], str | None]:
-    """A function that prints values as MySQL does for a column of `declared_type` (cached:
-    every write task's scoring asks for the same few)."""
-    scale = _DECIMAL_SCALE.search(declared_type)
-    step = Decimal(1).scaleb(-int(scale.group(1))) if scale else None
-    integer = bool(_INTEGER.search(declared_type))
-
-    places = f".{scale.group(1)}f" if scale else ""
-
-    def render(value: Any) -> str | None:
-        if value is None or type(value) is str:
-            return value
-        if step is not None and isinstance(value, float):
-            shown = format(value, places)
-            if float(shown) == value:  # already at the column's scale (stored values are)
-                return shown
-        if step is not None and isinstance(value, (int, float)):
-            try:
-                exact = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
-                return str(exact.quantize(step, ROUND_HALF_UP))
-            except InvalidOperation:
-                return str(value)
-        if isinstance(value, float):
-            return str(int(value)) if integer and value.is_integer() else repr(value)
-        if isinstance(value, bytes):
-            return value.decode("utf-8", errors="replace")
-        return str(value)
-
-    return render

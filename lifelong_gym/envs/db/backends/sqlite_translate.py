@@ -26,6 +26,7 @@ from sqlglot.tokens import TokenType
 from .sqlite_catalog import SCHEMA, Catalog, serve_views, view_types, views_of
 from .sqlite_expand import NotServed, Refused, expand
 from .sqlite_functions import COLLATION
+from .sqlite_quick import quick_translation
 from .sqlite_types import NumericType, numeric_type
 
 # Words that make a statement need this translator whatever else it holds: a fast path
@@ -36,6 +37,7 @@ TRANSLATED_WORDS = frozenset({*_EXPANDED_WORDS, "DATABASE", "SCHEMA"})
 # a statement without these words needs neither expansions nor views (a hint only: the
 # tree decides; a word inside a string costs only the search)
 _EXPANDED = re.compile(rf"\b(?:{'|'.join(_EXPANDED_WORDS)})\b", re.I)
+_TRANSLATED = re.compile(rf"\b(?:{'|'.join(sorted(TRANSLATED_WORDS))})\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -432,7 +434,20 @@ def _check_tables(sql: str, tree: exp.Expression, tables: tuple[str, ...]) -> No
 @functools.lru_cache(maxsize=4096)
 def translate(sql: str, catalog: Catalog = ()) -> tuple[Translation, ...]:
     """MySQL statements in SQLite's dialect, over the tables of `catalog` (cached: RL loops
-    send the same ones again)."""
+    send the same ones again).
+
+    The common statements are translated without sqlglot (`sqlite_quick`); a statement
+    holding one of `TRANSLATED_WORDS` always goes to sqlglot."""
+    if _TRANSLATED.search(sql) is None:
+        declared = {c.lower(): t for _, columns in catalog for c, t in columns}
+        quick = quick_translation(sql, declared, tuple(name for name, _ in catalog))
+        if quick is not None:
+            return (Translation(quick[1], quick[0] in ("INSERT", "UPDATE")),)
+    return rewrite(sql, catalog)
+
+
+def rewrite(sql: str, catalog: Catalog) -> tuple[Translation, ...]:
+    """The statements read by sqlglot, rewritten and generated for SQLite."""
     declared = {c.lower(): t for _, columns in catalog for c, t in columns}
     tables = tuple(name for name, _ in catalog)
     found: list[Translation] = []

@@ -160,7 +160,10 @@ def _literal_type(literal: exp.Literal) -> NumericType | None:
     return ("int", 0)
 
 
-def _combine(left: NumericType | None, right: NumericType | None, how: str) -> NumericType | None:
+def combine_types(
+    left: NumericType | None, right: NumericType | None, how: str
+) -> NumericType | None:
+    """MySQL's type of `left op right` (`how`: add, mul or div)."""
     if left is None or right is None:
         return None
     if {"float", "text"} & {left[0], right[0]}:
@@ -200,26 +203,26 @@ def numeric_type(
         kinds = [child(e) for e in (node.this, *node.expressions)]
         found = kinds[0]
         for kind in kinds[1:]:
-            found = _combine(found, kind, "add")
+            found = combine_types(found, kind, "add")
         return found
     if isinstance(node, exp.Literal):
         return _literal_type(node)
     if isinstance(node, (exp.Paren, exp.Neg, exp.Abs, exp.Min, exp.Max, exp.Window)):
         return child(node.this)
     if isinstance(node, (exp.Add, exp.Sub, exp.Mod)):
-        return _combine(
+        return combine_types(
             child(node.left),
             child(node.right),
             "add",
         )
     if isinstance(node, exp.Mul):
-        return _combine(
+        return combine_types(
             child(node.left),
             child(node.right),
             "mul",
         )
     if isinstance(node, exp.Div):
-        return _combine(
+        return combine_types(
             child(node.left),
             child(node.right),
             "div",
