@@ -1,6 +1,7 @@
 """What the hostile-input defences cost on the normal path: this checkout against a baseline.
 
-Usage: python benchmarks/security_cost.py [--baseline REV] [--rounds 3] [--only db-sqlite ...]
+Usage: python benchmarks/security_cost.py [--baseline REV] [--rounds 3] [--load N]
+                                          [--only db-sqlite ...]
 
 The baseline (default 2710f7b, the last commit before the defences of issue 11) and HEAD
 are each unpacked from git into a temporary folder in the package's installed layout, so
@@ -14,12 +15,15 @@ run, such as the knowledge-graph store's; neither counts the Docker daemon or th
 database server), and HEAD over the baseline. Under load, CPU is the steadier figure.
 The target is a ratio of at most 1.10. With db-sqlite, a last line sets HEAD's embedded
 back-end with its per-statement defences on against off, since its baseline predates
-the MySQL translation of issue 12 as well.
+the MySQL translation of issue 12 as well. `--load N` runs N busy-looping processes for the
+whole run (during A and B alike), so that a figure under load can be reproduced; the
+machine's own load average is printed beside it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
@@ -29,6 +33,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -168,13 +173,17 @@ def main() -> None:
     parser.add_argument("--baseline", default=DEFAULT_BASELINE)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--only", nargs="+", choices=sorted(WORKLOADS), default=list(WORKLOADS))
+    parser.add_argument("--load", type=int, default=0, help="busy-looping processes to run")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="lgym-security-cost-") as folder:
+    with tempfile.TemporaryDirectory(prefix="lgym-security-cost-") as folder, busy(args.load):
         trees = {
             "baseline": unpack(args.baseline, Path(folder) / "baseline"),
             "head": unpack("HEAD", Path(folder) / "head"),
         }
-        print(f"baseline {args.baseline} vs HEAD, {args.rounds} rounds, ms per task (median)")
+        print(
+            f"baseline {args.baseline} vs HEAD, {args.rounds} rounds, ms per task (median),"
+            f" {args.load} busy loops, load average {os.getloadavg()[0]:.1f} at start"
+        )
         print(
             f"{'workload':<12} {'base wall':>10} {'head wall':>10} {'ratio':>6}"
             f" {'base cpu':>9} {'head cpu':>9} {'ratio':>6}  correct"
@@ -208,6 +217,19 @@ def main() -> None:
 
         if "db-sqlite" in args.only:
             defences(trees["head"], max(2 * args.rounds, 8))
+        print(f"load average {os.getloadavg()[0]:.1f} at the end")
+
+
+@contextlib.contextmanager
+def busy(count: int) -> Iterator[None]:
+    """`count` processes spinning on a core each, for the length of the block."""
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
 
 
 def defences(tree: Path, rounds: int) -> None:
