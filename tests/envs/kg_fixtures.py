@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from itertools import count
 from pathlib import Path
 
 from lifelong_gym.envs.kg.local import WORK
 from lifelong_gym.envs.kg.sparql import NS
 
-# n a-nodes and n b-nodes, every a to every b (x.y.out) and back (x.y.back). Walking from
-# m.0a0, hop k > 1 costs the lookups n + n^2 steps: the least n for which four hops pass
-# `WORK` while three stay within it, so `get_neighbors(#2, x.y.back)` goes to the store
-# process as SPARQL, whose n^4 paths run for minutes.
-SIDE = next(n for n in count(1) if 3 * n * n + 3 * n + 1 > WORK)
-assert 2 * SIDE * SIDE + 2 * SIDE + 1 <= WORK
+# SIDE a-nodes and SIDE b-nodes, every a to every b (x.y.out) and back (x.y.back), and
+# every b to the same WIDE c-nodes (x.y.wide). From m.0a0, the hops out, back and out
+# cost the lookups about SIDE^2 steps each, but the fourth, wide, SIDE * WIDE: past
+# `WORK`, so `get_neighbors(#2, x.y.wide)` runs as SPARQL in the store process, where
+# its SIDE^3 * WIDE paths (160 million) take minutes.
+SIDE = 90
+WIDE = WORK // SIDE + 1
+FOUR_HOPS = ("x.y.out", "x.y.back", "x.y.out", "x.y.wide")
 
 
 def dense_graph(folder: Path) -> Path:
@@ -23,6 +24,7 @@ def dense_graph(folder: Path) -> Path:
         for j in range(SIDE):
             lines.append(f"<{NS}m.0a{i}> <{NS}x.y.out> <{NS}m.0b{j}> .")
             lines.append(f"<{NS}m.0b{j}> <{NS}x.y.back> <{NS}m.0a{i}> .")
+        lines.extend(f"<{NS}m.0b{i}> <{NS}x.y.wide> <{NS}m.0c{k}> ." for k in range(WIDE))
     path = folder / "dense.nt"
     path.write_text("\n".join(lines) + "\n")
     return path

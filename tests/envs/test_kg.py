@@ -20,7 +20,7 @@ import lifelong_gym  # noqa: F401  (registers the ids)
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.envs.kg import LifelongKGEnv, load_kg_tasks
 from lifelong_gym.envs.kg.backends import OxigraphBackend
-from lifelong_gym.envs.kg.local import WORK, Evaluation, Exhausted, Overrun
+from lifelong_gym.envs.kg.local import WORK, Evaluation, Exhausted, Known, Overrun
 from lifelong_gym.envs.kg.sexpr import (
     ACTIONS,
     SExpr,
@@ -38,7 +38,7 @@ from lifelong_gym.envs.kg.sparql import (
 )
 from lifelong_gym.errors import BackendError
 
-from .kg_fixtures import SIDE, dense_graph
+from .kg_fixtures import FOUR_HOPS, SIDE, dense_graph
 
 pytest.importorskip("pyoxigraph")
 
@@ -270,7 +270,7 @@ def test_join_past_its_time_limit_is_an_observation() -> None:
         entity, relation = _first_relation(0)
         start(made)
         made.step(f"Action: get_neighbors({entity}, {relation})")
-        made.backend.timeout = 1e-9  # the count runs on the worker thread
+        made.backend.timeout = 1e-9  # the count reads the clock, even with its set known
         observation, _, terminated, _, info = made.step("Action: count(#0)")
         assert "time limit" in observation and not terminated
         assert info["turn"] == 2
@@ -445,7 +445,7 @@ def test_runaway_join_returns_and_later_queries_still_run(tmp_path: Path) -> Non
         dense.step("Action: get_neighbors(#0, x.y.back)")
         assert "variable #2" in dense.step("Action: get_neighbors(#1, x.y.out)")[0]
         dense.backend.timeout = 0.05
-        observation, _, terminated, _, _ = dense.step("Action: get_neighbors(#2, x.y.back)")
+        observation, _, terminated, _, _ = dense.step("Action: get_neighbors(#2, x.y.wide)")
         assert "ran longer than 0.05 s" in observation and not terminated
         dense.backend.timeout = 10
         assert "x.y.out" in dense.step("Action: get_relations(m.0a0)")[0]
@@ -481,6 +481,7 @@ def test_lookups_answer_as_sparql_does(env: LifelongKGEnv, tmp_path: Path) -> No
             "get_attributes(#1)",
             "intersection(#0, #0)",
             "count(#1)",
+            "get_neighbors(#0, x.y.wide)",
         ):
             assert dense.step(f"Action: {action}")[0].startswith("Observation:")
         assert len(compared) > len(TASKS)
@@ -492,7 +493,7 @@ def test_lookups_answer_as_sparql_does(env: LifelongKGEnv, tmp_path: Path) -> No
 def test_lookups_stop_at_their_budget_and_their_deadline(tmp_path: Path) -> None:
     backend = OxigraphBackend(dense_graph(tmp_path))
     four_hops: SExpr = "m.0a0"
-    for relation in ("x.y.out", "x.y.back", "x.y.out", "x.y.back"):
+    for relation in FOUR_HOPS:
         four_hops = ("JOIN", ("R", relation), four_hops)
     try:
         evaluation = Evaluation(backend.store(), float("inf"))
@@ -504,6 +505,10 @@ def test_lookups_stop_at_their_budget_and_their_deadline(tmp_path: Path) -> None
         assert Evaluation(backend.store(), float("inf")).count(four_hops[2]) == [str(SIDE)]
         # a result cut at its limit stops the walk early: the same four hops, within budget
         assert len(Evaluation(backend.store(), float("inf")).entities(four_hops, 10)) == 10
+        known = Known()  # what earlier actions evaluated is not paid for again
+        Evaluation(backend.store(), float("inf"), known).count(four_hops[2])
+        again = Evaluation(backend.store(), float("inf"), known)
+        assert again.count(four_hops[2]) == [str(SIDE)] and again.spent == 1  # the action
     finally:
         backend.close()
 

@@ -46,9 +46,9 @@ def runaway(env: LifelongKGEnv) -> str:
     env.step("Action: get_neighbors(m.0a0, x.y.out)")
     env.step("Action: get_neighbors(#0, x.y.back)")
     assert "variable #2" in env.step("Action: get_neighbors(#1, x.y.out)")[0]
-    env.backend.timeout = 0.5
+    env.backend.timeout = 2
     running = children()
-    observation, _, terminated, _, info = env.step("Action: get_neighbors(#2, x.y.back)")
+    observation, _, terminated, _, info = env.step("Action: get_neighbors(#2, x.y.wide)")
     assert not terminated and "status" not in info  # still running
     assert children() != running  # the process that ran it was killed, a fresh one started
     return observation
@@ -61,7 +61,7 @@ def test_runaway_queries_leave_nothing_running_after_close(tmp_path: Path) -> No
     try:
         for _ in range(3):  # across tasks: runaways must not pile up
             observation = runaway(env)
-            assert "ran longer than 0.5 s" in observation
+            assert "ran longer than 2 s" in observation
             assert len(children() - children_before) <= 1  # only the fresh store process
         env.backend.timeout = 30
         assert "x.y.out" in env.step("Action: get_relations(m.0a0)")[0]

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from lifelong_gym.envs.kg import sparql
-from lifelong_gym.envs.kg.local import Evaluation, Exhausted, Overrun
+from lifelong_gym.envs.kg.local import Evaluation, Exhausted, Known, Overrun
 from lifelong_gym.envs.kg.sexpr import SExpr
 from lifelong_gym.envs.kg.sparql import NS, short_name
 from lifelong_gym.envs.kg.store_process import (
@@ -71,7 +71,7 @@ class KGBackend(ABC):
         compile_ = sparql.attributes_query if numeric else sparql.relations_query
         query = compile_(subject, limit)
         return self.answer(
-            query, lambda evaluation: evaluation.relations(subject, limit, numeric=numeric)
+            query, lambda evaluation: evaluation.relations(subject, limit, query, numeric=numeric)
         )
 
     def answer(self, query: str, evaluate: Callable[[Evaluation], list[str]]) -> list[str]:
@@ -114,12 +114,11 @@ class OxigraphBackend(KGBackend):
             raise EnvArgumentError(str(error)) from None
         self._store: Any = None
         self._process: StoreProcess | None = None
+        self._known = Known()
 
     def store(self) -> Any:
-        """The loaded store (loaded on first use; the guarded child starts loading too)."""
+        """The loaded store (loaded on first use)."""
         if self._store is None:
-            if self.timeout is not None and self._process is None:
-                self._start_process()
             try:
                 self._store = load_store(self.path, self._format)
             except ValueError as error:
@@ -131,7 +130,7 @@ class OxigraphBackend(KGBackend):
         """The rows by index lookups when they fit the budget, else by the guarded query."""
         timeout = float("inf") if self.timeout is None else self.timeout
         try:
-            return evaluate(Evaluation(self.store(), time.monotonic() + timeout))
+            return evaluate(Evaluation(self.store(), time.monotonic() + timeout, self._known))
         except Overrun:
             overran = True
         except Exhausted:
@@ -165,6 +164,7 @@ class OxigraphBackend(KGBackend):
             self._process.stop()
             self._process = None
         self._store = None
+        self._known = Known()
 
 
 def _collect(store: Any, query: str) -> list[str]:
