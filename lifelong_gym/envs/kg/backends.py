@@ -91,13 +91,14 @@ class OxigraphBackend(KGBackend):
     """An in-memory Oxigraph store loaded from an N-Triples or Turtle file (optionally .gz).
 
     Oxigraph cannot cancel a query. An action's form is first evaluated on the caller's
-    thread by index lookups (`local.Evaluation`: at most `local.WORK` steps, checking the
-    clock as it goes), which answers the forms of the shipped tasks in microseconds.
-    A form past that budget, and argmax/argmin, run as SPARQL in a child process holding
-    its own copy of the store (`StoreProcess`); one past its time limit, or past
-    `QUERY_MEMORY`, is stopped by killing that process, and a fresh one starts loading at
-    once. `close()` kills it: nothing of the store keeps running. With `timeout=None` the
-    SPARQL runs on the caller's thread too, unguarded: for trusted agents only.
+    thread by index lookups (`local.Evaluation`: at most `local.WORK` steps, reading the
+    clock at every lookup, reusing the sets of earlier forms), which answers every action
+    of the shipped tasks. A form past that budget runs as SPARQL in a child process
+    holding its own copy of the store (`StoreProcess`, started by the first such form);
+    one past its time limit, or past `QUERY_MEMORY`, is stopped by killing that process,
+    and a fresh one starts loading at once. `close()` kills it: nothing of the store keeps
+    running. With `timeout=None` such a form runs on the caller's thread instead,
+    unguarded: for trusted agents only.
     """
 
     def __init__(self, graph: str | Path | None = None, *, timeout: float | None = 10.0):

@@ -1,16 +1,20 @@
 """Logical forms evaluated on the caller's thread, one index lookup at a time, with a budget.
 
 Oxigraph cannot stop a SPARQL query once it runs, but a lookup of one pattern
-(`store.quads_for_pattern`) hands back its matches one by one. `Evaluation` walks a
+(`store.quads_for_pattern`) hands back its matches and returns. `Evaluation` walks a
 logical form itself: an entity is a set of one term, a JOIN one lookup per term of its
 source's set, an AND the intersection of its two sets, a class the members read from
-`type.object.type`. Every lookup and every match read is a step: past `WORK` steps the
-evaluation gives up (`Exhausted`) and the caller sends the compiled SPARQL to the killable
-store process instead; the clock is read at the first step and every `_CHECK` after, and
-past the deadline it stops (`Overrun`). So this path costs at most `WORK` small steps of
-time and `WORK` terms of memory, whatever the agent asks, and leaves nothing running when
-it returns. The sets hold Oxigraph's own terms, so the answers are SPARQL's (DISTINCT,
-joins on term equality), with the Freebase prefix cut as `short_name` cuts it.
+`type.object.type`, a count a set's size. The relations of one entity are the one-pattern
+query from that fixed entity; argmax/argmin read the values by lookups and leave their
+ordering to Oxigraph, in queries over inline VALUES only. Every lookup, match and row is
+a step, and no lookup reads past the steps left: past `WORK` steps the evaluation gives
+up (`Exhausted`) and the caller sends the compiled SPARQL to the killable store process
+instead; the clock is read at every lookup, and past the deadline it stops (`Overrun`).
+So this path costs at most `WORK` small steps of time and memory whatever the agent asks,
+and leaves nothing running when it returns. The sets hold Oxigraph's own terms, so the
+answers are SPARQL's (DISTINCT, joins on term equality), with the Freebase prefix cut as
+`short_name` cuts it. `Known` keeps the sets of forms already evaluated, so an action
+pays only for its own lookups.
 """
 
 from __future__ import annotations
