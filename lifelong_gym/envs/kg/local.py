@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from itertools import islice
+from operator import attrgetter
 from typing import Any
 
 from lifelong_gym.envs.kg.sexpr import SExpr
@@ -38,6 +39,8 @@ from lifelong_gym.envs.kg.sparql import (
 
 WORK = 20_000  # lookups and matches one action may cost on the caller's thread (the
 # shipped tasks need at most 8,571)
+
+_SUBJECT, _PREDICATE, _OBJECT = (attrgetter(part) for part in ("subject", "predicate", "object"))
 
 
 class Exhausted(Exception):
@@ -96,7 +99,7 @@ class Evaluation:
                     if isinstance(q.object, literal) and q.object.datatype.value in ordered
                 )
             else:
-                found.update(q.predicate for q in quads)
+                found.update(map(_PREDICATE, quads))
         return _names(found, limit)
 
     def _extremes(self, operator: str, source: SExpr, attribute: str) -> set[Any]:
@@ -155,9 +158,9 @@ class Evaluation:
             sources = self._denote(source)
             for term in self._subjects(sources) if reverse else sources:
                 if reverse:
-                    found.update(q.object for q in self._lookup(term, predicate, None))
+                    found.update(map(_OBJECT, self._lookup(term, predicate, None)))
                 else:
-                    found.update(q.subject for q in self._lookup(None, predicate, term))
+                    found.update(map(_SUBJECT, self._lookup(None, predicate, term)))
                 if stop_at is not None and len(found) >= stop_at:
                     break
             return found
