@@ -1,25 +1,29 @@
 """What the hostile-input defences cost on the normal path: this checkout against a baseline.
 
-Usage: python benchmarks/security_cost.py [--baseline REV] [--rounds 3] [--only db-sqlite ...]
+Usage: python benchmarks/security_cost.py [--baseline REV] [--rounds 3] [--load N]
+                                          [--only db-sqlite ...]
 
 The baseline (default 2710f7b, the last commit before the defences of issue 11) and HEAD
 are each unpacked from git into a temporary folder in the package's installed layout, so
 both are imported the same way. Each workload runs the oracle over the version's own
 shipped tasks in a fresh process, after one untimed warm-up task; the two versions
 alternate (A B A B ...) so that a machine whose load changes hurts both alike. Printed
-per workload: the median over rounds
-of the environment's time per task (reset + steps + scoring; the oracle's own time left
-out), wall and CPU (the benchmark process's, plus that of its child processes over the
-run, such as the knowledge-graph store's; neither counts the Docker daemon or the
-database server), and HEAD over the baseline. Under load, CPU is the steadier figure.
-The target is a ratio of at most 1.10. With db-sqlite, a last line sets HEAD's embedded
-back-end with its per-statement defences on against off, since its baseline predates
-the MySQL translation of issue 12 as well.
+per workload: the median and the minimum over rounds of the environment's time per task
+(reset + steps + scoring; the oracle's own time left out), wall and CPU (the benchmark
+process's, plus that of its child processes over the run, such as the knowledge-graph
+store's; neither counts the Docker daemon or the database server), and HEAD over the
+baseline. Under load, CPU is the steadier figure, and the minimum the one least
+distorted by other work. The target is a ratio of at most 1.10. With db-sqlite, a last
+line sets HEAD's embedded back-end with its per-statement defences on against off, since
+its baseline predates the MySQL translation of issue 12 as well. `--load N` runs N
+busy-looping processes for the whole run (during A and B alike), so that a figure under
+load can be reproduced; the machine's own load average is printed beside it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
@@ -29,6 +33,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -168,15 +173,19 @@ def main() -> None:
     parser.add_argument("--baseline", default=DEFAULT_BASELINE)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--only", nargs="+", choices=sorted(WORKLOADS), default=list(WORKLOADS))
+    parser.add_argument("--load", type=int, default=0, help="busy-looping processes to run")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="lgym-security-cost-") as folder:
+    with tempfile.TemporaryDirectory(prefix="lgym-security-cost-") as folder, busy(args.load):
         trees = {
             "baseline": unpack(args.baseline, Path(folder) / "baseline"),
             "head": unpack("HEAD", Path(folder) / "head"),
         }
-        print(f"baseline {args.baseline} vs HEAD, {args.rounds} rounds, ms per task (median)")
         print(
-            f"{'workload':<12} {'base wall':>10} {'head wall':>10} {'ratio':>6}"
+            f"baseline {args.baseline} vs HEAD, {args.rounds} rounds, ms per task,"
+            f" {args.load} busy loops, load average {os.getloadavg()[0]:.1f} at start"
+        )
+        print(
+            f"{'workload':<19} {'base wall':>10} {'head wall':>10} {'ratio':>6}"
             f" {'base cpu':>9} {'head cpu':>9} {'ratio':>6}  correct"
         )
         for workload in args.only:
@@ -185,29 +194,45 @@ def main() -> None:
                 order = ("baseline", "head") if round_ % 2 == 0 else ("head", "baseline")
                 for version in order:
                     runs[version].append(play(trees[version], workload))
-            median = {
-                (version, key): statistics.median(run[key] for run in runs[version]) * 1000
-                for version in runs
-                for key in ("wall", "cpu")
-            }
-            for version in runs:
-                median[version, "cpu"] += (
-                    statistics.median(run["children"] for run in runs[version]) * 1000
-                )
             correct = " vs ".join(
                 f"{runs[v][-1]['correct']}/{runs[v][-1]['tasks']}" for v in ("baseline", "head")
             )
-            print(
-                f"{workload:<12} {median['baseline', 'wall']:>10.1f}"
-                f" {median['head', 'wall']:>10.1f}"
-                f" {median['head', 'wall'] / median['baseline', 'wall']:>6.2f}"
-                f" {median['baseline', 'cpu']:>9.1f} {median['head', 'cpu']:>9.1f}"
-                f" {median['head', 'cpu'] / median['baseline', 'cpu']:>6.2f}  {correct}",
-                flush=True,
-            )
+            for label, pick in (("median", statistics.median), ("min", min)):
+                print(summary(f"{workload} {label}", runs, pick) + f"  {correct}", flush=True)
 
         if "db-sqlite" in args.only:
             defences(trees["head"], max(2 * args.rounds, 8))
+        print(f"load average {os.getloadavg()[0]:.1f} at the end")
+
+
+def summary(name: str, runs: dict[str, list[dict]], pick: Callable) -> str:
+    """One row: `pick` (median or min) over rounds of wall and CPU (with children), in ms."""
+    value = {
+        (version, key): pick(
+            run["wall"] if key == "wall" else run["cpu"] + run["children"] for run in runs[version]
+        )
+        * 1000
+        for version in runs
+        for key in ("wall", "cpu")
+    }
+    return (
+        f"{name:<19} {value['baseline', 'wall']:>10.1f} {value['head', 'wall']:>10.1f}"
+        f" {value['head', 'wall'] / value['baseline', 'wall']:>6.2f}"
+        f" {value['baseline', 'cpu']:>9.1f} {value['head', 'cpu']:>9.1f}"
+        f" {value['head', 'cpu'] / value['baseline', 'cpu']:>6.2f}"
+    )
+
+
+@contextlib.contextmanager
+def busy(count: int) -> Iterator[None]:
+    """`count` processes spinning on a core each, for the length of the block."""
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
 
 
 def defences(tree: Path, rounds: int) -> None:

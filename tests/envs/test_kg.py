@@ -6,6 +6,7 @@ import json
 import os
 import socket
 import threading
+import time
 import urllib.request
 import warnings
 from collections.abc import Iterator
@@ -18,16 +19,26 @@ from gymnasium.utils.env_checker import check_env
 import lifelong_gym  # noqa: F401  (registers the ids)
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.envs.kg import LifelongKGEnv, load_kg_tasks
+from lifelong_gym.envs.kg.backends import OxigraphBackend
+from lifelong_gym.envs.kg.local import WORK, Evaluation, Exhausted, Known, Overrun
 from lifelong_gym.envs.kg.sexpr import (
     ACTIONS,
+    SExpr,
     SExprError,
     actions_to_sexpr,
     dump_sexpr,
     parse_sexpr,
     sexpr_to_actions,
 )
-from lifelong_gym.envs.kg.sparql import InvalidArgument, check_entity, check_relation
+from lifelong_gym.envs.kg.sparql import (
+    InvalidArgument,
+    check_entity,
+    check_relation,
+    short_name,
+)
 from lifelong_gym.errors import BackendError
+
+from .kg_fixtures import FOUR_HOPS, SIDE, dense_graph
 
 pytest.importorskip("pyoxigraph")
 
@@ -259,7 +270,7 @@ def test_join_past_its_time_limit_is_an_observation() -> None:
         entity, relation = _first_relation(0)
         start(made)
         made.step(f"Action: get_neighbors({entity}, {relation})")
-        made.backend.timeout = 1e-9  # the count runs on the worker thread
+        made.backend.timeout = 1e-9  # the count reads the clock, even with its set known
         observation, _, terminated, _, info = made.step("Action: count(#0)")
         assert "time limit" in observation and not terminated
         assert info["turn"] == 2
@@ -426,29 +437,80 @@ def test_generator_is_seeded_and_its_tasks_replay(tmp_path: Path) -> None:
 
 
 def test_runaway_join_returns_and_later_queries_still_run(tmp_path: Path) -> None:
-    """A join whose work explodes (60^4 paths) is abandoned; the next queries get answers."""
-    ns, n = "http://rdf.freebase.com/ns/", 60
-    lines = []
-    for i in range(n):
-        for j in range(n):
-            lines.append(f"<{ns}m.0a{i}> <{ns}x.y.out> <{ns}m.0b{j}> .")
-            lines.append(f"<{ns}m.0b{j}> <{ns}x.y.back> <{ns}m.0a{i}> .")
-    graph = tmp_path / "dense.nt"
-    graph.write_text("\n".join(lines) + "\n")
-    dense = LifelongKGEnv(graph=graph)
+    """A join past the lookups' budget whose SPARQL explodes is stopped; the next ones answer."""
+    dense = LifelongKGEnv(graph=dense_graph(tmp_path))
     try:
         start(dense)
         dense.step("Action: get_neighbors(m.0a0, x.y.out)")
         dense.step("Action: get_neighbors(#0, x.y.back)")
-        dense.step("Action: get_neighbors(#1, x.y.out)")
+        assert "variable #2" in dense.step("Action: get_neighbors(#1, x.y.out)")[0]
         dense.backend.timeout = 0.05
-        observation, _, terminated, _, _ = dense.step("Action: get_neighbors(#2, x.y.back)")
+        observation, _, terminated, _, _ = dense.step("Action: get_neighbors(#2, x.y.wide)")
         assert "ran longer than 0.05 s" in observation and not terminated
         dense.backend.timeout = 10
         assert "x.y.out" in dense.step("Action: get_relations(m.0a0)")[0]
-        assert f"the number {n}" in dense.step("Action: count(#0)")[0]
+        assert f"the number {SIDE}" in dense.step("Action: count(#0)")[0]
     finally:
         dense.close()
+
+
+def test_lookups_answer_as_sparql_does(env: LifelongKGEnv, tmp_path: Path) -> None:
+    """Every form the oracle sends, evaluated by lookups and as SPARQL: the same values."""
+    dense = LifelongKGEnv(graph=dense_graph(tmp_path))
+    compared = []
+    for checked in (env, dense):
+        store = checked.backend.store()
+        answer = checked.backend.answer
+
+        def both(query: str, evaluate, store=store, answer=answer) -> list[str]:
+            rows = answer(query, evaluate)
+            by_sparql = [short_name(row[0].value) for row in store.query(query) if row[0]]
+            assert sorted(set(rows)) == sorted(set(by_sparql)), query
+            compared.append(query)
+            return rows
+
+        checked.backend.answer = both
+    try:
+        for task in TASKS:
+            run_oracle(env, task.index)
+        start(dense)
+        for action in (
+            "get_neighbors(m.0a0, x.y.out)",  # SIDE values, in one lookup
+            "get_neighbors(#0, x.y.back)",  # SIDE lookups from a set
+            "get_relations(#1)",
+            "get_attributes(#1)",
+            "intersection(#0, #0)",
+            "count(#1)",
+            "get_neighbors(#0, x.y.wide)",
+        ):
+            assert dense.step(f"Action: {action}")[0].startswith("Observation:")
+        assert len(compared) > len(TASKS)
+    finally:
+        del env.backend.answer  # the module's environment, shared with later tests
+        dense.close()
+
+
+def test_lookups_stop_at_their_budget_and_their_deadline(tmp_path: Path) -> None:
+    backend = OxigraphBackend(dense_graph(tmp_path))
+    four_hops: SExpr = "m.0a0"
+    for relation in FOUR_HOPS:
+        four_hops = ("JOIN", ("R", relation), four_hops)
+    try:
+        evaluation = Evaluation(backend.store(), float("inf"))
+        with pytest.raises(Exhausted):
+            evaluation.count(four_hops)
+        assert evaluation.spent == WORK + 1  # not one step more
+        with pytest.raises(Overrun):
+            Evaluation(backend.store(), time.monotonic()).entities(four_hops, 10)
+        assert Evaluation(backend.store(), float("inf")).count(four_hops[2]) == [str(SIDE)]
+        # a result cut at its limit stops the walk early: the same four hops, within budget
+        assert len(Evaluation(backend.store(), float("inf")).entities(four_hops, 10)) == 10
+        known = Known()  # what earlier actions evaluated is not paid for again
+        Evaluation(backend.store(), float("inf"), known).count(four_hops[2])
+        again = Evaluation(backend.store(), float("inf"), known)
+        assert again.count(four_hops[2]) == [str(SIDE)] and again.spent == 1  # the action
+    finally:
+        backend.close()
 
 
 def test_normalize_action_reads_the_parsed_action():

@@ -144,11 +144,12 @@ class ActionExecutor:
 
     def _get_relations(self, source: str) -> str:
         subject = self._input(source, "get_relations")
-        return self._list(sparql.relations_query(subject, self._limit), subject, "relations")
+        return self._list(self.backend.relations(subject, self._limit), "relations")
 
     def _get_attributes(self, source: str) -> str:
         subject = self._input(source, "get_attributes")
-        return self._list(sparql.attributes_query(subject, self._limit), subject, "attributes")
+        rows = self.backend.relations(subject, self._limit, numeric=True)
+        return self._list(rows, "attributes")
 
     def _get_neighbors(self, source: str, relation: str) -> str:
         expr = (
@@ -171,8 +172,7 @@ class ActionExecutor:
 
     def _count(self, source: str) -> str:
         inner = self._variable(source).expr
-        rows = self.backend.select(sparql.count_query(inner))
-        number = rows[0] if rows else "0"
+        number = self.backend.count(inner)
         self.variables.append(Variable(("COUNT", inner), (number,), final_only=True))
         return f"Observation: variable #{len(self.variables) - 1}, which is the number {number}"
 
@@ -202,8 +202,7 @@ class ActionExecutor:
             )
         return variable
 
-    def _list(self, query: str, subject: SExpr, what: str) -> str:
-        rows = self.backend.select(query, bounded=isinstance(subject, str))
+    def _list(self, rows: list[str], what: str) -> str:
         names = [v for v in rows if sparql.RELATION.match(v)]
         names = sorted(names)
         if len(names) > self.max_results:
@@ -212,7 +211,7 @@ class ActionExecutor:
         return f"Observation: [{', '.join(names)}]"
 
     def _make(self, expr: SExpr, *, final_only: bool = False) -> str:
-        rows = self.backend.select(sparql.entities_query(expr, self._limit), bounded=_one_hop(expr))
+        rows = self.backend.entities(expr, self._limit)
         values = sorted(set(rows))
         truncated = len(values) > self.max_results
         variable = Variable(expr, tuple(values[: self.max_results]), final_only, truncated)
@@ -225,8 +224,3 @@ class ActionExecutor:
             )
         noun = "entity" if len(values) == 1 else "entities"
         return f"Observation: variable {name}, which holds {len(values)} {noun}"
-
-
-def _one_hop(expr: SExpr) -> bool:
-    """Whether a logical form is one relation away from a fixed entity."""
-    return expr[0] == "JOIN" and isinstance(expr[2], str)

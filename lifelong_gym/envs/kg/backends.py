@@ -6,11 +6,15 @@ import logging
 import time
 import urllib.error
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from lifelong_gym.envs.kg.sparql import NS
+from lifelong_gym.envs.kg import sparql
+from lifelong_gym.envs.kg.local import Evaluation, Exhausted, Known, Overrun
+from lifelong_gym.envs.kg.sexpr import SExpr
+from lifelong_gym.envs.kg.sparql import NS, short_name
 from lifelong_gym.envs.kg.store_process import (
     QueryRejected,
     StoreProcess,
@@ -37,28 +41,46 @@ class QueryTimeout(QueryRefused):
     """A query ran past its time limit (the agent's query, so the task goes on)."""
 
 
-def short_name(value: str) -> str:
-    """A Freebase IRI as its short name (`m.0abc12`); other values unchanged."""
-    return value[len(NS) :] if value.startswith(NS) else value
-
-
 class KGBackend(ABC):
-    """A read-only SPARQL store answering SELECT queries as rows of short names."""
+    """A read-only SPARQL store answering an action's query as rows of short names.
+
+    `entities`, `count` and `relations` compile a logical form to SPARQL (which checks
+    every argument and the form's size) and run it through `answer`; a store may answer
+    some forms another way there (`OxigraphBackend`). They raise QueryTimeout,
+    QueryRefused or BackendError on failure.
+    """
 
     def __init__(self, timeout: float | None):
         if timeout is not None and timeout <= 0:
             raise EnvArgumentError(f"query_timeout must be positive or None, got {timeout}")
         self.timeout = timeout
 
+    def entities(self, expr: SExpr, limit: int) -> list[str]:
+        """The values `expr` denotes (at most `limit` of them), as short names."""
+        query = sparql.entities_query(expr, limit)
+        return self.answer(query, lambda evaluation: evaluation.entities(expr, limit))
+
+    def count(self, expr: SExpr) -> str:
+        """How many distinct values `expr` denotes, as the store writes the number."""
+        query = sparql.count_query(expr)
+        rows = self.answer(query, lambda evaluation: evaluation.count(expr))
+        return rows[0] if rows else "0"
+
+    def relations(self, subject: SExpr, limit: int, *, numeric: bool = False) -> list[str]:
+        """The relations leaving an entity or a form's values (`numeric`: orderable ones)."""
+        compile_ = sparql.attributes_query if numeric else sparql.relations_query
+        query = compile_(subject, limit)
+        return self.answer(
+            query, lambda evaluation: evaluation.relations(subject, limit, query, numeric=numeric)
+        )
+
+    def answer(self, query: str, evaluate: Callable[[Evaluation], list[str]]) -> list[str]:
+        """The rows of `query`; `evaluate` computes the same rows by index lookups."""
+        return self.select(query)
+
     @abstractmethod
-    def select(self, query: str, *, bounded: bool = False) -> list[str]:
-        """The bound values of a one-variable SELECT query, as short names.
-
-        Raises QueryTimeout or BackendError on failure.
-
-        `bounded` marks a query of one triple pattern from a fixed entity: its work is
-        linear in what it returns, so a store may skip the guard against runaway joins.
-        """
+    def select(self, query: str) -> list[str]:
+        """The bound values of a one-variable SELECT query, as short names."""
 
     @abstractmethod
     def close(self) -> None:
@@ -68,13 +90,15 @@ class KGBackend(ABC):
 class OxigraphBackend(KGBackend):
     """An in-memory Oxigraph store loaded from an N-Triples or Turtle file (optionally .gz).
 
-    Oxigraph cannot cancel a query. Bounded queries (one pattern from a fixed entity) run
-    on the caller's thread and stop at the first row past the time limit. Others (joins,
-    aggregates) run in a child process holding its own copy of the store
-    (`StoreProcess`); one past its limit, or past `QUERY_MEMORY`, is stopped by killing
-    that process, and a fresh one starts loading at once. `close()` kills it: nothing of
-    the store keeps running. With `timeout=None` every query runs on the caller's thread,
-    unguarded: faster, for trusted agents only.
+    Oxigraph cannot cancel a query. An action's form is first evaluated on the caller's
+    thread by index lookups (`local.Evaluation`: at most `local.WORK` steps, reading the
+    clock at every lookup, reusing the sets of earlier forms), which answers every action
+    of the shipped tasks. A form past that budget runs as SPARQL in a child process
+    holding its own copy of the store (`StoreProcess`, started by the first such form);
+    one past its time limit, or past `QUERY_MEMORY`, is stopped by killing that process,
+    and a fresh one starts loading at once. `close()` kills it: nothing of the store keeps
+    running. With `timeout=None` such a form runs on the caller's thread instead,
+    unguarded: for trusted agents only.
     """
 
     def __init__(self, graph: str | Path | None = None, *, timeout: float | None = 10.0):
@@ -91,12 +115,11 @@ class OxigraphBackend(KGBackend):
             raise EnvArgumentError(str(error)) from None
         self._store: Any = None
         self._process: StoreProcess | None = None
+        self._known = Known()
 
     def store(self) -> Any:
-        """The loaded store (loaded on first use; the guarded child starts loading too)."""
+        """The loaded store (loaded on first use)."""
         if self._store is None:
-            if self.timeout is not None and self._process is None:
-                self._start_process()
             try:
                 self._store = load_store(self.path, self._format)
             except ValueError as error:
@@ -104,13 +127,25 @@ class OxigraphBackend(KGBackend):
                 raise EnvArgumentError(str(error)) from None
         return self._store
 
-    def select(self, query: str, *, bounded: bool = False) -> list[str]:
-        """Run a SELECT query on the embedded store."""
+    def answer(self, query: str, evaluate: Callable[[Evaluation], list[str]]) -> list[str]:
+        """The rows by index lookups when they fit the budget, else by the guarded query."""
+        timeout = float("inf") if self.timeout is None else self.timeout
+        try:
+            return evaluate(Evaluation(self.store(), time.monotonic() + timeout, self._known))
+        except Overrun:
+            overran = True
+        except Exhausted:
+            overran = False
+        # out of the handler, so that the lookups' iterators are gone: they die on this thread
+        if overran:
+            raise QueryTimeout(f"the query ran longer than {timeout:g} s (its time limit)")
+        return self.select(query)
+
+    def select(self, query: str) -> list[str]:
+        """Run a SELECT query on the embedded store (in the child, under the time limit)."""
         store = self.store()
         if self.timeout is None:
-            return _collect(store, query, float("inf"))
-        if bounded:
-            return _collect(store, query, time.monotonic() + self.timeout)
+            return _collect(store, query)
         process = self._process or self._start_process()
         try:
             return process.select(query, self.timeout)
@@ -130,28 +165,16 @@ class OxigraphBackend(KGBackend):
             self._process.stop()
             self._process = None
         self._store = None
+        self._known = Known()
 
 
-def _collect(store: Any, query: str, deadline: float) -> list[str]:
-    values, finished = _read_values(store, query, deadline)
-    if not finished:  # raised here, once Oxigraph's objects are gone: they must die on this thread
-        raise QueryTimeout("the query ran past its time limit")
-    return values
-
-
-def _read_values(store: Any, query: str, deadline: float) -> tuple[list[str], bool]:
+def _collect(store: Any, query: str) -> list[str]:
+    """A query's values on the caller's thread, unguarded (`timeout=None`)."""
     try:
         solutions = store.query(query)
     except SyntaxError as error:
         raise BackendError(f"the store rejected the query: {error}") from None
-    values: list[str] = []
-    for number, solution in enumerate(solutions):
-        term = solution[0]
-        if term is not None:
-            values.append(short_name(term.value))
-        if not number % 256 and time.monotonic() > deadline:
-            return values, False
-    return values, True
+    return [short_name(row[0].value) for row in solutions if row[0] is not None]
 
 
 class SparqlEndpointBackend(KGBackend):
@@ -177,7 +200,7 @@ class SparqlEndpointBackend(KGBackend):
                 f"{error}; start the endpoint, or give url= the address of one that runs"
             ) from None
 
-    def select(self, query: str, *, bounded: bool = False) -> list[str]:
+    def select(self, query: str) -> list[str]:
         """Send a SELECT query to the endpoint and read its JSON results."""
         from SPARQLWrapper.SPARQLExceptions import (
             EndPointInternalError,

@@ -42,6 +42,11 @@ def check_relation(text: str) -> str:
     return text
 
 
+def short_name(value: str) -> str:
+    """A Freebase IRI as its short name (`m.0abc12`); other values unchanged."""
+    return value[len(NS) :] if value.startswith(NS) else value
+
+
 def iri(name: str) -> str:
     """The full IRI of a Freebase name (full IRIs parse on every store; `ns:m.0hd1` does not)."""
     return f"<{NS}{name}>"
