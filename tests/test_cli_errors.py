@@ -130,7 +130,24 @@ def test_a_changed_config_is_refused_before_the_model_loads(tmp_path):
     assert_one_line_error(again, "another config", "user.agent: 'oracle' ->", "--overwrite")
 
 
-@pytest.mark.parametrize("command", ["run", "report", "compare", "generate", "build-image"])
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["report", "{tmp}"], "holds no sessions.jsonl"),
+        (["compare", "{tmp}"], "holds no sessions.jsonl"),
+        (["generate", "kg", "--output", "{tmp}/tasks.txt"], "neither a folder nor a .jsonl"),
+        (["serve", "--env-arg", "max_turns=abc"], "max_turns must be an integer"),
+    ],
+)
+def test_every_command_prints_the_suites_errors_as_one_line(tmp_path, args, fragment):
+    """The command group catches `LifelongGymError` once, for every command."""
+    result = run_cli(*(arg.format(tmp=tmp_path) for arg in args))
+    assert_one_line_error(result, fragment)
+
+
+@pytest.mark.parametrize(
+    "command", ["run", "report", "compare", "generate", "build-image", "serve"]
+)
 def test_dash_h_works_on_every_command(command):
     result = CliRunner().invoke(main, [command, "-h"])
     assert result.exit_code == 0, result.output
