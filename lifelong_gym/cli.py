@@ -1,4 +1,4 @@
-"""The `lifelong-gym` command: run (or resume) a lifelong evaluation, and report on one."""
+"""The `lifelong-gym` command: run, report, compare, generate, build-image, serve."""
 
 from __future__ import annotations
 
@@ -22,7 +22,18 @@ from lifelong_gym.run.html_compare import write_compare_page
 from lifelong_gym.run.report import format_report, report_run
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class Commands(click.Group):
+    """The command group; a `LifelongGymError` from any command is one line `Error: ...`."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        """Run the command; the suite's own errors become Click's one-line error."""
+        try:
+            return super().invoke(ctx)
+        except LifelongGymError as error:
+            raise click.ClickException(str(error)) from None
+
+
+@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-v", "--verbose", is_flag=True, help="Log what the run does.")
 def main(verbose: bool) -> None:
     """Lifelong evaluation of LLM agents on Gymnasium environments."""
@@ -50,16 +61,14 @@ def main(verbose: bool) -> None:
 @click.option("--no-progress", "progress", flag_value=False, default=None, help="Be quiet.")
 def run(config_path: str | None, **flags: object) -> None:
     """Run a lifelong evaluation; the same command again resumes it."""
+    flags["env_args"] = parse_env_args(flags["env_args"]) or None  # type: ignore[arg-type]
+    config = load_run_config(config_path, flags)
     try:
-        flags["env_args"] = parse_env_args(flags["env_args"]) or None  # type: ignore[arg-type]
-        config = load_run_config(config_path, flags)
         runner = build_runner(config)
         try:
             runner.run()
         finally:
             runner.env.close()
-    except LifelongGymError as error:
-        raise click.ClickException(str(error)) from None
     except KeyboardInterrupt:
         click.echo("\ninterrupted; run the same command again to resume", err=True)
         raise SystemExit(130) from None
@@ -70,10 +79,7 @@ def run(config_path: str | None, **flags: object) -> None:
 @click.argument("output", type=click.Path(exists=True, file_okay=False))
 def report(output: str) -> None:
     """Print the metrics of a finished or partial run; write its plots and report.html."""
-    try:
-        metrics, written = report_run(Path(output))
-    except LifelongGymError as error:
-        raise click.ClickException(str(error)) from None
+    metrics, written = report_run(Path(output))
     click.echo(format_report(metrics))
     for path in written:
         click.echo(f"wrote {path}")
@@ -95,10 +101,7 @@ def report(output: str) -> None:
 )
 def compare(runs: tuple[str, ...], plot_path: str | None, html_path: str | None) -> None:
     """Compare runs: success overall and per skill beside the first run, and learning curves."""
-    try:
-        compared = load_compared_runs([Path(run) for run in runs])
-    except LifelongGymError as error:
-        raise click.ClickException(str(error)) from None
+    compared = load_compared_runs([Path(run) for run in runs])
     for warning in comparison_warnings(compared):
         click.echo(f"warning: {warning}", err=True)
     click.echo(format_runs(compared) + "\n")
@@ -134,10 +137,7 @@ def build_image(environment: str, force: bool, rootfs: str | None, **choices: st
             raise click.UsageError("--rootfs goes with `os` and without --name")
         given["folder"] = rootfs
     build = module.build_rootfs if rootfs is not None else module.build_image
-    try:
-        click.echo(build(**given, force=force))
-    except LifelongGymError as error:
-        raise click.ClickException(str(error)) from None
+    click.echo(build(**given, force=force))
 
 
 GENERATORS = {
@@ -163,11 +163,7 @@ def generate(context: click.Context, environment: str) -> None:
     all of an environment's options.
     """
     module = importlib.import_module(GENERATORS[environment])
-    try:
-        code = module.main(context.args)
-    except LifelongGymError as error:
-        raise click.ClickException(str(error)) from None
-    raise SystemExit(code or 0)
+    raise SystemExit(module.main(context.args) or 0)
 
 
 @main.command()
@@ -178,13 +174,10 @@ def generate(context: click.Context, environment: str) -> None:
 @click.option("--max-sessions", type=int, default=8, show_default=True, help="Sessions at once.")
 def serve(env_id: str, host: str, port: int, env_args: tuple[str, ...], max_sessions: int) -> None:
     """Serve an environment over OpenEnv's protocol: one environment per WebSocket session."""
-    try:
-        from lifelong_gym.integrations.openenv import serve as serve_openenv
+    from lifelong_gym.integrations.openenv import serve as serve_openenv
 
-        kwargs = parse_env_args(env_args)
-        serve_openenv(env_id, kwargs, host=host, port=port, max_sessions=max_sessions)
-    except LifelongGymError as error:
-        raise click.ClickException(str(error)) from None
+    kwargs = parse_env_args(env_args)
+    serve_openenv(env_id, kwargs, host=host, port=port, max_sessions=max_sessions)
 
 
 if __name__ == "__main__":

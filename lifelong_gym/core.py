@@ -40,6 +40,15 @@ class Interaction:
     done: bool = False
     status: SessionStatus = SessionStatus.COMPLETED
 
+    @classmethod
+    def invalid(cls, reply: InvalidReply) -> Interaction:
+        """The end of a task whose reply is in none of the action formats, saying why."""
+        return cls(
+            f"Invalid reply: {reply.reason}.",
+            done=True,
+            status=SessionStatus.AGENT_VALIDATION_FAILED,
+        )
+
 
 @dataclass
 class Evaluation:

@@ -62,3 +62,13 @@ def test_the_torch_line_installs_the_cpu_build():
     assert commands == [
         "python -m pip install torch --index-url https://download.pytorch.org/whl/cpu"
     ]
+
+
+def test_the_layout_names_every_module_and_folder_of_the_package():
+    layout = section("Layout")
+    package = README.parent / "lifelong_gym"
+    names = [p.name for p in package.glob("*.py")]
+    names += [f"{p.name}/" for p in package.iterdir() if p.is_dir() and p.name != "__pycache__"]
+    assert [n for n in names if n not in layout] == []
+    environments = sorted(p.name for p in package.glob("envs/*") if (p / "__init__.py").exists())
+    assert environments == ["db", "kg", "os"] and "envs/db|os|kg/" in layout

@@ -190,9 +190,10 @@ def test_bad_input_ends_in_an_observation_and_the_next_task_is_fine(env, name):
 
 def test_reply_without_an_action_fails_validation_and_is_scored(env):
     env.reset(options={"task_index": 3})
-    _, reward, terminated, _, info = env.step("I would list the files.")
+    observation, reward, terminated, _, info = env.step("I would list the files.")
     assert terminated and reward == 0.0
     assert info["status"] == SessionStatus.AGENT_VALIDATION_FAILED.value
+    assert observation.startswith("Invalid reply: the reply has no line `Act: bash`")
 
 
 def test_restricted_commands_name_the_refused_one(client):

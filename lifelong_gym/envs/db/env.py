@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from lifelong_gym.core import Evaluation, Interaction, InvalidReply, LifelongEnv
-from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
+from lifelong_gym.session import EvaluationOutcome, Session
 from lifelong_gym.tasks import TaskSet
 from lifelong_gym.tool_calls import ToolCall
 
@@ -121,11 +121,7 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
         """Run the reply's statement, or finish on its answer; invalid replies end the task."""
         parsed = self.parse_action(action)
         if isinstance(parsed, InvalidReply):
-            return Interaction(
-                f"Invalid reply: {parsed.reason}.",
-                done=True,
-                status=SessionStatus.AGENT_VALIDATION_FAILED,
-            )
+            return Interaction.invalid(parsed)
         if isinstance(parsed, Answer):
             return Interaction("", done=True)
         return Interaction(format_result(self.backend.execute(parsed.sql)))

@@ -171,11 +171,7 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
         assert executor is not None, "interact() needs a started task"
         parsed = self.parse_action(action)
         if isinstance(parsed, InvalidReply):
-            return Interaction(
-                f"Invalid reply: {parsed.reason}.",
-                done=True,
-                status=SessionStatus.AGENT_VALIDATION_FAILED,
-            )
+            return Interaction.invalid(parsed)
         try:
             if isinstance(parsed, FinalAnswer):
                 self._answer = executor.answer(parsed.target).values

@@ -22,7 +22,7 @@ from lifelong_gym.envs.os.sandbox import ContainerPool, Limits, Sandbox, Sandbox
 from lifelong_gym.envs.os.shell import CommandResult, Mode
 from lifelong_gym.envs.os.tasks import OSTask, load_os_tasks
 from lifelong_gym.errors import EnvArgumentError
-from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
+from lifelong_gym.session import EvaluationOutcome, Session
 from lifelong_gym.tasks import TaskSet
 from lifelong_gym.tool_calls import ToolCall
 
@@ -179,11 +179,7 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
         """Parse the reply; run its script, or end the task on `finish` / `answer`."""
         parsed = self.parse_action(action)
         if isinstance(parsed, InvalidReply):
-            return Interaction(
-                f"Invalid action: {parsed.reason}.",
-                done=True,
-                status=SessionStatus.AGENT_VALIDATION_FAILED,
-            )
+            return Interaction.invalid(parsed)
         if parsed.kind == "finish":
             return Interaction("", done=True)
         if parsed.kind == "answer":
