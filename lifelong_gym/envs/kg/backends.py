@@ -221,6 +221,8 @@ class SparqlEndpointBackend(KGBackend):
                     f"the endpoint did not answer within {self.timeout:g} s"
                 ) from error
             raise BackendError(f"the SPARQL endpoint {self.url} is unreachable: {error}") from None
+        except ConnectionError as error:  # it went down while our request was on its way
+            raise BackendError(f"the SPARQL endpoint {self.url} is unreachable: {error}") from None
         except QueryBadFormed as error:  # our queries parse: the server's limits refused it
             raise QueryRefused(f"the endpoint refused the query: {_reason(error)}") from None
         except EndPointInternalError as error:
