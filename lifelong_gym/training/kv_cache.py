@@ -96,20 +96,13 @@ def assemble(sources: Sequence[Cached | None], lengths: Sequence[int]) -> Dynami
     return DynamicCache(layers)
 
 
-def extract(
-    cache: DynamicCache, mask: torch.Tensor, sequences: Sequence[Sequence[int]]
-) -> list[Cached]:
-    """Each row's states without its padding: row `i`'s unmasked positions, the first
-    `len(sequences[i])` of them, for the tokens `sequences[i]`."""
-    width = cache.layers[0].keys.shape[2]
-    entries = []
-    for row, ids in enumerate(sequences):
-        positions = mask[row, :width].nonzero().squeeze(1)[: len(ids)]
-        entries.append(
-            Cached(
-                np.asarray(ids[: len(positions)], dtype=np.int64),
-                [layer.keys[row].index_select(1, positions) for layer in cache.layers],
-                [layer.values[row].index_select(1, positions) for layer in cache.layers],
-            )
-        )
-    return entries
+def row_entry(cache: DynamicCache, row: int, mask: torch.Tensor, ids: Sequence[int]) -> Cached:
+    """Row `row`'s states without its padding: the first `len(ids)` of its unmasked
+    positions (`mask`, the row's attention mask), for the tokens `ids`."""
+    layers = cache.layers
+    positions = mask[: layers[0].keys.shape[2]].nonzero().squeeze(1)[: len(ids)]
+    return Cached(
+        np.asarray(ids[: len(positions)], dtype=np.int64),
+        [layer.keys[row].index_select(1, positions) for layer in layers],
+        [layer.values[row].index_select(1, positions) for layer in layers],
+    )

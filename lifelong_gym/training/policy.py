@@ -118,8 +118,9 @@ class TransformersPolicy:
 
         First every prompt but its last token is read into key/value states, row by row
         and without padding (`_read`), starting from cached states where it can; then all
-        rows decode together, from their last prompt token on. A row of the batch cache is
-        `[pads][the row's states]`, positions counted from the row's first token.
+        rows decode together, from their last prompt token on, and a row whose reply ended
+        leaves the batch. A row of the batch cache is `[pads][the row's states]`,
+        positions counted from the row's first token.
         """
         if not prompts:
             return []
@@ -134,8 +135,9 @@ class TransformersPolicy:
         positions = torch.tensor([[n] for n in lengths], dtype=torch.long, device=self.device)
         limits = [min(self.max_new_tokens, self.context_window - len(p)) for p in prompts]
         replies = [Generation([], [], None) for _ in prompts]
-        running = [limit > 0 for limit in limits]
-        while any(running):
+        rows = list(range(len(prompts)))  # the reply that each row of the tensors is for
+        kept: list[kv_cache.Cached] = []
+        while rows:
             out = self.model(
                 input_ids=ids,
                 attention_mask=mask,
@@ -148,23 +150,37 @@ class TransformersPolicy:
             tokens, logprobs = sample(
                 out.logits[:, -1, :], self.temperature, self.top_p, self.generator
             )
-            for row, token, logprob in zip(
-                range(len(replies)), tokens.tolist(), logprobs.tolist(), strict=True
+            going = []
+            for at, (row, token, logprob) in enumerate(
+                zip(rows, tokens.tolist(), logprobs.tolist(), strict=True)
             ):
-                if not running[row]:
-                    continue
                 reply = replies[row]
-                reply.token_ids.append(token)
-                reply.logprobs.append(logprob)
-                if token in self.stop_tokens:
-                    reply.stop_token = token
-                running[row] = reply.stop_token is None and len(reply.token_ids) < limits[row]
+                if len(reply.token_ids) < limits[row]:
+                    reply.token_ids.append(token)
+                    reply.logprobs.append(logprob)
+                    if token in self.stop_tokens:
+                        reply.stop_token = token
+                if reply.stop_token is None and len(reply.token_ids) < limits[row]:
+                    going.append(at)
+            if len(going) < len(rows):  # ended rows leave the batch, their states kept
+                if self.reuse_cache:
+                    kept += [
+                        kv_cache.row_entry(
+                            cache, at, mask[at], list(prompts[row]) + replies[row].token_ids
+                        )
+                        for at, row in enumerate(rows)
+                        if at not in going
+                    ]
+                index = torch.tensor(going, dtype=torch.long, device=self.device)
+                if going:
+                    cache.batch_select_indices(index)
+                mask, tokens, positions = mask[index], tokens[index], positions[index]
+                rows = [rows[at] for at in going]
             ids = tokens[:, None].to(self.device)
             mask = torch.cat([mask, torch.ones_like(ids)], dim=1)
             positions = positions + 1
         if self.reuse_cache:
-            sequences = [list(p) + r.token_ids for p, r in zip(prompts, replies, strict=True)]
-            self.kv.keep(kv_cache.extract(cache, mask, sequences))
+            self.kv.keep(kept)
         return replies
 
     def _read(self, prompts: Sequence[Sequence[int]]) -> list[kv_cache.Cached | None]:
