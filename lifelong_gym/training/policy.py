@@ -7,11 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from lifelong_gym.agents.models.gguf import find_gguf
 from lifelong_gym.errors import ModelConfigError
 
+from . import kv_cache
 from .chat_tokens import EpisodeTokenizer
 from .sampling import sample
 
@@ -39,6 +41,8 @@ class TransformersPolicy:
     Replies are sampled with `temperature` and `top_p` (0 = greedy) for at most
     `max_new_tokens` and stop at an EOS or end-of-turn token. Generated tokens are kept as
     generated; observations are added as the chat template's tokens (see `ChatTurns`).
+    With `reuse_cache` (default) the key/value states of each batch's sequences are kept
+    until the next call, so a session's next turn reads only its new tokens (`KVStore`).
     """
 
     def __init__(
@@ -54,6 +58,7 @@ class TransformersPolicy:
         dtype: torch.dtype = torch.float32,
         device: str | None = None,
         seed: int = 0,
+        reuse_cache: bool = True,
     ):
         if temperature < 0 or not 0 < top_p <= 1 or max_new_tokens < 1:
             raise ModelConfigError(
@@ -75,6 +80,16 @@ class TransformersPolicy:
         self.pad_id = _pad_id(self.tokenizer)
         self.context_window: int = getattr(self.model.config, "max_position_embeddings", 1 << 30)
         self.generator = torch.Generator().manual_seed(seed)
+        self.reuse_cache = reuse_cache
+        self.kv = kv_cache.KVStore()
+        with torch.inference_mode():
+            probe = torch.tensor([[self.pad_id]], dtype=torch.long, device=self.device)
+            layers = self.model(input_ids=probe, use_cache=True).cache.layers
+        if not kv_cache.reusable(layers):
+            raise ModelConfigError(
+                "TransformersPolicy needs a model with full attention in every layer (its "
+                f"key/value states are cut and joined per row); this one caches {layers}"
+            )
 
     # -- chat template tokens ------------------------------------------------------------
 
@@ -101,32 +116,28 @@ class TransformersPolicy:
     def generate(self, prompts: Sequence[Sequence[int]]) -> list[Generation]:
         """One reply per token sequence, all sampled together in one batch.
 
-        The longest token prefix that every prompt shares (a DB prompt's instructions) is
-        read once and its key/value cache copied to every row; the rest of each prompt is
-        left-padded behind it, so a padded row is `[shared prefix][pads][own tokens]`.
+        First every prompt but its last token is read into key/value states, row by row
+        and without padding (`_read`), starting from cached states where it can; then all
+        rows decode together, from their last prompt token on, and a row whose reply ended
+        leaves the batch. A row of the batch cache is `[pads][the row's states]`,
+        positions counted from the row's first token.
         """
         if not prompts:
             return []
-        shared = _shared_prefix(prompts) if len(prompts) > 1 else 0
-        cache = None
-        if shared:
-            prefix = torch.tensor([prompts[0][:shared]], dtype=torch.long, device=self.device)
-            cache = self.model(input_ids=prefix, use_cache=True, logits_to_keep=1).cache
-            cache.batch_repeat_interleave(len(prompts))
-        tails = [prompt[shared:] for prompt in prompts]
-        longest = max(len(t) for t in tails)
-        ids = torch.full((len(prompts), longest), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(prompts), shared + longest), dtype=torch.long)
-        mask[:, :shared] = 1
-        for row, tail in enumerate(tails):
-            ids[row, longest - len(tail) :] = torch.tensor(tail, dtype=torch.long)
-            mask[row, shared + longest - len(tail) :] = 1
-        ids, mask = ids.to(self.device), mask.to(self.device)
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, shared:]
+        lengths = [len(p) - 1 for p in prompts]
+        cache = kv_cache.assemble(self._read(prompts), lengths)
+        width = max(lengths)
+        mask = torch.zeros((len(prompts), width + 1), dtype=torch.long)
+        for row, length in enumerate(lengths):
+            mask[row, width - length :] = 1
+        mask = mask.to(self.device)
+        ids = torch.tensor([[p[-1]] for p in prompts], dtype=torch.long, device=self.device)
+        positions = torch.tensor([[n] for n in lengths], dtype=torch.long, device=self.device)
         limits = [min(self.max_new_tokens, self.context_window - len(p)) for p in prompts]
         replies = [Generation([], [], None) for _ in prompts]
-        running = [limit > 0 for limit in limits]
-        while any(running):
+        rows = list(range(len(prompts)))  # the reply that each row of the tensors is for
+        kept: list[kv_cache.Cached] = []
+        while rows:
             out = self.model(
                 input_ids=ids,
                 attention_mask=mask,
@@ -139,19 +150,61 @@ class TransformersPolicy:
             tokens, logprobs = sample(
                 out.logits[:, -1, :], self.temperature, self.top_p, self.generator
             )
-            for row, reply in enumerate(replies):
-                if not running[row]:
-                    continue
-                token = int(tokens[row])
-                reply.token_ids.append(token)
-                reply.logprobs.append(float(logprobs[row]))
-                if token in self.stop_tokens:
-                    reply.stop_token = token
-                running[row] = reply.stop_token is None and len(reply.token_ids) < limits[row]
+            going = []
+            for at, (row, token, logprob) in enumerate(
+                zip(rows, tokens.tolist(), logprobs.tolist(), strict=True)
+            ):
+                reply = replies[row]
+                if len(reply.token_ids) < limits[row]:
+                    reply.token_ids.append(token)
+                    reply.logprobs.append(logprob)
+                    if token in self.stop_tokens:
+                        reply.stop_token = token
+                if reply.stop_token is None and len(reply.token_ids) < limits[row]:
+                    going.append(at)
+            if len(going) < len(rows):  # ended rows leave the batch, their states kept
+                if self.reuse_cache:
+                    kept += [
+                        kv_cache.row_entry(
+                            cache, at, mask[at], list(prompts[row]) + replies[row].token_ids
+                        )
+                        for at, row in enumerate(rows)
+                        if at not in going
+                    ]
+                index = torch.tensor(going, dtype=torch.long, device=self.device)
+                if going:
+                    cache.batch_select_indices(index)
+                mask, tokens, positions = mask[index], tokens[index], positions[index]
+                rows = [rows[at] for at in going]
             ids = tokens[:, None].to(self.device)
             mask = torch.cat([mask, torch.ones_like(ids)], dim=1)
-            positions = positions[:, -1:] + 1
+            positions = positions + 1
+        if self.reuse_cache:
+            self.kv.keep(kept)
         return replies
+
+    def _read(self, prompts: Sequence[Sequence[int]]) -> list[kv_cache.Cached | None]:
+        """Each prompt's states but for its last token: the cached prefix (`KVStore.match`;
+        in a batch with nothing cached, the prefix all prompts share, read once) and the
+        rest read alone (a long tail is a matrix product already; padding would only add)."""
+        matches = [self.kv.match(np.asarray(p, dtype=np.int64)) for p in prompts]
+        fresh = [row for row, (_, length) in enumerate(matches) if not length]
+        shared = _shared_prefix([prompts[row] for row in fresh]) if len(fresh) > 1 else 0
+        if shared:
+            entry = self._extend(None, 0, prompts[fresh[0]][:shared])
+            for row in fresh:
+                matches[row] = (entry, shared)
+        return [
+            source if length == len(p) - 1 else self._extend(source, length, p[:-1])
+            for p, (source, length) in zip(prompts, matches, strict=True)
+        ]
+
+    def _extend(self, source: kv_cache.Cached | None, length: int, ids: Sequence[int]):
+        """The states of `ids`, of which the first `length` are `source`'s."""
+        cache = kv_cache.assemble([source], [length])
+        rest = torch.tensor([ids[length:]], dtype=torch.long, device=self.device)
+        out = self.model(input_ids=rest, cache=cache, use_cache=True, logits_to_keep=1)
+        return kv_cache.prefix_entry(ids, out.cache)
 
 
 def _shared_prefix(prompts: Sequence[Sequence[int]]) -> int:

@@ -1,9 +1,11 @@
-"""`TransformersPolicy.generate`: a batch reads its shared prefix once and samples as one by one."""
+"""`TransformersPolicy.generate`: a batch reads its shared prefix once, a session's next turn
+reads only its new tokens, and both sample what each prompt gives alone from scratch."""
 
 from __future__ import annotations
 
 import pytest
 
+from lifelong_gym.errors import ChatTemplateError, ModelConfigError
 from lifelong_gym.training import TransformersPolicy
 from lifelong_gym.training.policy import _shared_prefix
 
@@ -25,3 +27,88 @@ def test_the_shared_prefix_leaves_every_prompt_a_token_of_its_own():
     assert _shared_prefix([[1, 2, 3], [1, 2, 3]]) == 2
     assert _shared_prefix([[1, 2, 3], [1, 2]]) == 1
     assert _shared_prefix([[1, 2, 3], [4, 2, 3]]) == 0
+
+
+def read_lengths(policy: TransformersPolicy) -> list[int]:
+    """The number of tokens of each forward pass of `policy`'s model, recorded from now on."""
+    lengths: list[int] = []
+    policy.model.register_forward_pre_hook(
+        lambda _module, _args, kwargs: lengths.append(kwargs["input_ids"].shape[1]),
+        with_kwargs=True,
+    )
+    return lengths
+
+
+def test_a_sessions_next_turn_reads_only_its_new_tokens_and_samples_as_from_scratch(
+    tiny_model_dir,
+):
+    kept = TransformersPolicy(tiny_model_dir, temperature=0.0, max_new_tokens=6)
+    fresh = TransformersPolicy(tiny_model_dir, temperature=0.0, max_new_tokens=6, reuse_cache=False)
+    prompts = [kept.prompt_ids(f"Count the rows of table t{i}.") for i in range(3)]
+    first, *_, last = (fresh.generate([p])[0].token_ids for p in prompts)
+    stop = next(t for k, t in enumerate(first) if t not in last[: k + 1])
+    for policy in (kept, fresh):  # the first reply ends early: its row leaves the batch
+        policy.stop_tokens = policy.stop_tokens | {stop}
+    new_tokens = max(len(p) for p in prompts)
+    lengths = read_lengths(kept)
+    for turn in range(3):
+        lengths.clear()
+        replies = kept.generate(prompts)
+        assert max(lengths) <= new_tokens  # no forward pass read more than a turn's new tokens
+        if not turn:  # rows left the batch at different steps
+            assert len({len(r.token_ids) for r in replies}) > 1
+        for prompt, reply in zip(prompts, replies, strict=True):
+            fresh.kv.keep([])  # nothing cached: every token of the prompt is read
+            (alone,) = fresh.generate([prompt])
+            assert reply.token_ids == alone.token_ids
+            assert reply.logprobs == pytest.approx(alone.logprobs, abs=1e-4)
+        observations = [
+            kept.tokenizer.encode(f" result {turn} {i}", add_special_tokens=False) for i in range(3)
+        ]
+        new_tokens = 1 + max(len(o) for o in observations)  # a reply's last token, unread
+        prompts = [
+            p + r.token_ids + o for p, r, o in zip(prompts, replies, observations, strict=True)
+        ]
+
+
+def test_a_new_episode_reads_the_instructions_from_another_episodes_cache(tiny_model_dir):
+    policy = TransformersPolicy(tiny_model_dir, temperature=0.0, max_new_tokens=4)
+    instructions = policy.prompt_ids("Work with SQL on a MySQL table. Answer in one line.")
+    policy.generate([instructions + policy.tokenizer.encode(" first", add_special_tokens=False)])
+    lengths = read_lengths(policy)
+    second = policy.tokenizer.encode(" second task", add_special_tokens=False)
+    policy.generate([instructions + second])
+    assert lengths[0] <= len(second) + 1  # the instructions came from the cache
+
+
+def test_a_template_that_rewrites_earlier_turns_is_refused_with_the_fix(tiny_model_dir):
+    # Mistral's manner: the system prompt goes into the last user turn, so adding a turn
+    # changes the text before it
+    moving = (
+        "{% set last = namespace(user=0) %}{% for m in messages %}{% if m.role == 'user' %}"
+        "{% set last.user = loop.index0 %}{% endif %}{% endfor %}"
+        "{% for m in messages %}{% if m.role == 'user' %}[INST] "
+        "{% if loop.index0 == last.user and messages[0].role == 'system' %}"
+        "{{ messages[0].content }} {% endif %}"
+        "{{ m.content }} [/INST]{% elif m.role == 'assistant' %}{{ m.content }}</s>{% endif %}"
+        "{% endfor %}"
+    )
+    with pytest.raises(ChatTemplateError, match="rewrites earlier turns.*chat_template="):
+        TransformersPolicy(tiny_model_dir, system_prompt="Be brief.", chat_template=moving)
+
+
+def test_a_model_with_sliding_window_attention_is_refused(tiny_model_dir):
+    from transformers import AutoTokenizer, MistralConfig, MistralForCausalLM
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
+    config = MistralConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        sliding_window=8,
+    )
+    with pytest.raises(ModelConfigError, match="full attention in every layer"):
+        TransformersPolicy(MistralForCausalLM(config), tokenizer)
