@@ -14,6 +14,9 @@ process's, environments included; the machine is shared, so wall time swings wit
 load), min / median over the repeats, the speed-ups of batched over each way (episodes
 per CPU minute, median of the per-repeat ratios, min in brackets), and the load average.
 Models: the tiny random model and SmolLM2-135M-Instruct (GGUF, float32).
+Last column, `decode ceiling`: generated tokens per CPU second of N rows decoding together
+over the first DB prompt, read beforehand (no prompt work at all), over the same for one
+row: the most batching can give on this machine when an episode is nothing but decoding.
 
 Run: `python benchmarks/rollout_throughput.py` (`--models tiny` for the fast half).
 """
@@ -57,6 +60,23 @@ def measure(way: str, policy: TransformersPolicy, count: int, max_turns: int) ->
     return sum(e.generated_tokens for e in found), len(found), cpu, wall
 
 
+def decode_ceiling(policy: TransformersPolicy, count: int) -> float:
+    """Tokens per CPU second of `count` rows decoding together over one row's, with the
+    prompt already in the cache (its states kept from a first call), so only decoding is
+    timed."""
+    observation, _ = LifelongDBEnv().reset(seed=0)
+    prompt = policy.prompt_ids(observation)
+    policy.reuse_cache = True
+    rates = []
+    for rows in (1, count):
+        policy.kv.keep([])
+        policy.generate([prompt] * rows)  # reads the prompt; its states are kept
+        cpu = time.process_time()
+        replies = policy.generate([prompt] * rows)
+        rates.append(sum(len(r.token_ids) for r in replies) / (time.process_time() - cpu))
+    return rates[1] / rates[0]
+
+
 def load(name: str, max_new_tokens: int) -> TransformersPolicy:
     """The tiny random model (built in a temporary folder), SmolLM2, or a model folder."""
     if name == "tiny":
@@ -97,7 +117,7 @@ def main() -> None:
         + " | ".join(f"{w + ' tok/s, ep/min':^25}" for w in ways)
         + " | "
         + " ".join(f"{'vs ' + w:>12}" for w in ways[:-1])
-        + " | wall | load"
+        + " | wall | load | decode ceiling"
     )
     for name in args.models:
         policy = load(name, args.max_new_tokens)
@@ -129,7 +149,7 @@ def main() -> None:
                 + " | "
                 + " ".join(f"{u:>12}" for u in ups)
                 + f" | {statistics.median(walls):>4.1f}x | "
-                f"{min(loads):.1f}-{max(loads):.1f}",
+                f"{min(loads):.1f}-{max(loads):.1f} | {decode_ceiling(policy, count):.1f}x",
                 flush=True,
             )
 

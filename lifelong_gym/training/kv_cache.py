@@ -11,6 +11,8 @@ state was computed at the position its token has in the new prompt, so the reuse
 
 Only caches whose every layer is a plain `DynamicLayer` (full attention, no sliding window,
 no recurrent state) can be cut and joined this way; `TransformersPolicy` refuses others.
+A batch's cache is built as `RoomyLayer`s: the same layer with room for the tokens still
+to come, written in place (a `DynamicLayer` copies every cached state at every token).
 """
 
 from __future__ import annotations
@@ -20,8 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from transformers import DynamicCache
-from transformers.cache_utils import DynamicLayer
+from transformers.cache_utils import Cache, DynamicLayer
 
 
 @dataclass
@@ -67,7 +68,43 @@ class KVStore:
         self.entries = entries
 
 
-def prefix_entry(ids: Sequence[int], cache: DynamicCache) -> Cached:
+class RoomyLayer(DynamicLayer):
+    """A `DynamicLayer` whose states are the first `length` positions of buffers with room
+    for more: new states are written in place, and the buffers grow (doubling) only when
+    full. `keys` and `values` are views of the used part, as `DynamicLayer`'s tensors are."""
+
+    def __init__(self, keys: torch.Tensor, values: torch.Tensor, length: int):
+        super().__init__()
+        self.device, self.is_initialized = keys.device, True
+        self._buffers = (keys, values)
+        self._use(length)
+
+    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
+        """Write the new states after the cached ones; return all of them."""
+        start = self.keys.shape[-2]
+        end = start + key_states.shape[-2]
+        keys, values = self._buffers
+        if end > keys.shape[-2]:
+            shape = (*keys.shape[:2], max(end, 2 * keys.shape[-2]), keys.shape[-1])
+            keys, values = keys.new_empty(shape), values.new_empty(shape)
+            keys[:, :, :start], values[:, :, :start] = self.keys, self.values
+            self._buffers = (keys, values)
+        keys[:, :, start:end], values[:, :, start:end] = key_states, value_states
+        self._use(end)
+        return self.keys, self.values
+
+    def batch_select_indices(self, indices: torch.Tensor) -> None:
+        """Keep only the rows `indices` (their room included)."""
+        length = self.keys.shape[-2]
+        self._buffers = tuple(buffer[indices] for buffer in self._buffers)
+        self._use(length)
+
+    def _use(self, length: int) -> None:
+        keys, values = self._buffers
+        self.keys, self.values = keys[:, :, :length], values[:, :, :length]
+
+
+def prefix_entry(ids: Sequence[int], cache: Cache) -> Cached:
     """The entry for a single sequence read into `cache` (batch of one, no padding)."""
     return Cached(
         np.asarray(ids, dtype=np.int64),
@@ -76,9 +113,12 @@ def prefix_entry(ids: Sequence[int], cache: DynamicCache) -> Cached:
     )
 
 
-def assemble(sources: Sequence[Cached | None], lengths: Sequence[int]) -> DynamicCache | None:
+def assemble(
+    sources: Sequence[Cached | None], lengths: Sequence[int], room: int = 0
+) -> Cache | None:
     """One batch cache: row `i` holds the first `lengths[i]` states of `sources[i]`,
-    left-padded to the longest (the padding is masked out by the caller)."""
+    left-padded to the longest (the padding, zeros, is masked out by the caller), with
+    room for `room` more tokens a row."""
     width = max(lengths)
     if not width:
         return None
@@ -86,17 +126,19 @@ def assemble(sources: Sequence[Cached | None], lengths: Sequence[int]) -> Dynami
     layers = []
     for layer in range(len(first.keys)):
         heads, _, dim = first.keys[layer].shape
-        keys = first.keys[layer].new_zeros((len(sources), heads, width, dim))
-        values = torch.zeros_like(keys)
+        keys = first.keys[layer].new_empty((len(sources), heads, width + room, dim))
+        values = torch.empty_like(keys)
         for row, (source, length) in enumerate(zip(sources, lengths, strict=True)):
+            pad = width - length
+            keys[row, :, :pad], values[row, :, :pad] = 0, 0
             if length:
-                keys[row, :, width - length :] = source.keys[layer][:, :length]
-                values[row, :, width - length :] = source.values[layer][:, :length]
-        layers.append((keys, values))
-    return DynamicCache(layers)
+                keys[row, :, pad:width] = source.keys[layer][:, :length]
+                values[row, :, pad:width] = source.values[layer][:, :length]
+        layers.append(RoomyLayer(keys, values, width))
+    return Cache(layers=layers)
 
 
-def row_entry(cache: DynamicCache, row: int, mask: torch.Tensor, ids: Sequence[int]) -> Cached:
+def row_entry(cache: Cache, row: int, mask: torch.Tensor, ids: Sequence[int]) -> Cached:
     """Row `row`'s states without its padding: the first `len(ids)` of its unmasked
     positions (`mask`, the row's attention mask), for the tokens `ids`."""
     layers = cache.layers

@@ -125,7 +125,8 @@ class TransformersPolicy:
         if not prompts:
             return []
         lengths = [len(p) - 1 for p in prompts]
-        cache = kv_cache.assemble(self._read(prompts), lengths)
+        limits = [min(self.max_new_tokens, self.context_window - len(p)) for p in prompts]
+        cache = kv_cache.assemble(self._read(prompts), lengths, room=max(0, *limits))
         width = max(lengths)
         mask = torch.zeros((len(prompts), width + 1), dtype=torch.long)
         for row, length in enumerate(lengths):
@@ -133,7 +134,6 @@ class TransformersPolicy:
         mask = mask.to(self.device)
         ids = torch.tensor([[p[-1]] for p in prompts], dtype=torch.long, device=self.device)
         positions = torch.tensor([[n] for n in lengths], dtype=torch.long, device=self.device)
-        limits = [min(self.max_new_tokens, self.context_window - len(p)) for p in prompts]
         replies = [Generation([], [], None) for _ in prompts]
         rows = list(range(len(prompts)))  # the reply that each row of the tensors is for
         kept: list[kv_cache.Cached] = []
@@ -201,7 +201,7 @@ class TransformersPolicy:
 
     def _extend(self, source: kv_cache.Cached | None, length: int, ids: Sequence[int]):
         """The states of `ids`, of which the first `length` are `source`'s."""
-        cache = kv_cache.assemble([source], [length])
+        cache = kv_cache.assemble([source], [length], room=len(ids) - length)
         rest = torch.tensor([ids[length:]], dtype=torch.long, device=self.device)
         out = self.model(input_ids=rest, cache=cache, use_cache=True, logits_to_keep=1)
         return kv_cache.prefix_entry(ids, out.cache)

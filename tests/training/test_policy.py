@@ -112,3 +112,29 @@ def test_a_model_with_sliding_window_attention_is_refused(tiny_model_dir):
     )
     with pytest.raises(ModelConfigError, match="full attention in every layer"):
         TransformersPolicy(MistralForCausalLM(config), tokenizer)
+
+
+def test_a_batch_cache_writes_new_states_in_place_and_grows_when_full():
+    """The batch cache's layers keep their states in buffers with room: a token within the
+    room is written in place, one past it grows the buffers, and rows can leave; the states
+    read back are always exactly the ones written, in order."""
+    import torch
+
+    from lifelong_gym.training.kv_cache import RoomyLayer
+
+    written = torch.arange(2 * 1 * 3 * 2, dtype=torch.float32).reshape(2, 1, 3, 2)
+    keys = torch.zeros(2, 1, 4, 2)
+    keys[:, :, :3] = written
+    layer = RoomyLayer(keys, keys.clone(), 3)
+    room = layer._buffers[0]
+    new = torch.full((2, 1, 1, 2), -1.0)
+    got_keys, got_values = layer.update(new, new)
+    assert layer._buffers[0] is room  # in place: within the room, no new buffer
+    assert torch.equal(got_keys, torch.cat([written, new], dim=2))
+    assert torch.equal(got_values, got_keys) and layer.get_seq_length() == 4
+    more = torch.full((2, 1, 3, 2), -2.0)
+    got_keys, _ = layer.update(more, more)  # past the room: the buffers grow
+    assert layer._buffers[0].shape[2] >= 7
+    assert torch.equal(got_keys, torch.cat([written, new, more], dim=2))
+    layer.batch_select_indices(torch.tensor([1]))
+    assert torch.equal(layer.keys, torch.cat([written, new, more], dim=2)[1:])
