@@ -40,6 +40,7 @@ from lifelong_gym.envs.db.env import LifelongDBEnv
 from lifelong_gym.training import TransformersPolicy, collect_episodes
 
 WAYS = ("naive", "one by one", "batched")
+CEILING_SECONDS = 2.0  # CPU time each side of the decode ceiling is measured for, at least
 
 
 def measure(way: str, policy: TransformersPolicy, count: int, max_turns: int) -> tuple[float, ...]:
@@ -71,9 +72,10 @@ def decode_ceiling(policy: TransformersPolicy, count: int) -> float:
     for rows in (1, count):
         policy.kv.keep([])
         policy.generate([prompt] * rows)  # reads the prompt; its states are kept
-        cpu = time.process_time()
-        replies = policy.generate([prompt] * rows)
-        rates.append(sum(len(r.token_ids) for r in replies) / (time.process_time() - cpu))
+        tokens, start = 0, time.process_time()
+        while time.process_time() - start < CEILING_SECONDS:  # replies end at random lengths
+            tokens += sum(len(r.token_ids) for r in policy.generate([prompt] * rows))
+        rates.append(tokens / (time.process_time() - start))
     return rates[1] / rates[0]
 
 
