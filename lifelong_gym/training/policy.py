@@ -117,7 +117,7 @@ class TransformersPolicy:
         """One reply per token sequence, all sampled together in one batch.
 
         First every prompt but its last token is read into key/value states, row by row
-        and without padding (`_read`), starting from cached states where it can; then all
+        and without padding (`_read`), starting from states read before where it can; then all
         rows decode together, from their last prompt token on, and a row whose reply ended
         leaves the batch. A row of the batch cache is `[pads][the row's states]`,
         positions counted from the row's first token.
@@ -184,20 +184,21 @@ class TransformersPolicy:
         return replies
 
     def _read(self, prompts: Sequence[Sequence[int]]) -> list[kv_cache.Cached | None]:
-        """Each prompt's states but for its last token: the cached prefix (`KVStore.match`;
-        in a batch with nothing cached, the prefix all prompts share, read once) and the
-        rest read alone (a long tail is a matrix product already; padding would only add)."""
-        matches = [self.kv.match(np.asarray(p, dtype=np.int64)) for p in prompts]
-        fresh = [row for row, (_, length) in enumerate(matches) if not length]
-        shared = _shared_prefix([prompts[row] for row in fresh]) if len(fresh) > 1 else 0
-        if shared:
-            entry = self._extend(None, 0, prompts[fresh[0]][:shared])
-            for row in fresh:
-                matches[row] = (entry, shared)
-        return [
-            source if length == len(p) - 1 else self._extend(source, length, p[:-1])
-            for p, (source, length) in zip(prompts, matches, strict=True)
-        ]
+        """Each prompt's states but for its last token, from the longest prefix already read:
+        one kept from the last call (`KVStore.match`) or one read earlier in this call (the
+        instructions that every DB prompt starts with; a GRPO group's whole prompt), so a
+        token that several prompts share is read once. The rest is read row by row (a long
+        tail is a matrix product already; padding would only add)."""
+        read = kv_cache.KVStore()
+        read.keep(list(self.kv.entries))
+        found: list[kv_cache.Cached | None] = []
+        for prompt in prompts:
+            source, length = read.match(np.asarray(prompt, dtype=np.int64))
+            if length < len(prompt) - 1:
+                source = self._extend(source, length, prompt[:-1])
+                read.entries.append(source)
+            found.append(source)
+        return found
 
     def _extend(self, source: kv_cache.Cached | None, length: int, ids: Sequence[int]):
         """The states of `ids`, of which the first `length` are `source`'s."""
@@ -205,17 +206,6 @@ class TransformersPolicy:
         rest = torch.tensor([ids[length:]], dtype=torch.long, device=self.device)
         out = self.model(input_ids=rest, cache=cache, use_cache=True, logits_to_keep=1)
         return kv_cache.prefix_entry(ids, out.cache)
-
-
-def _shared_prefix(prompts: Sequence[Sequence[int]]) -> int:
-    """How many leading tokens all `prompts` share, leaving each at least one token of its own
-    (the model must read a row's last token to predict its first reply token)."""
-    shortest = min(len(p) for p in prompts)
-    first = prompts[0]
-    shared = 0
-    while shared < shortest - 1 and all(p[shared] == first[shared] for p in prompts):
-        shared += 1
-    return shared
 
 
 def _load(path_or_model: Any, tokenizer: Any, dtype: torch.dtype) -> tuple[Any, Any]:

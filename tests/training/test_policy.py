@@ -3,11 +3,12 @@ reads only its new tokens, and both sample what each prompt gives alone from scr
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from lifelong_gym.errors import ChatTemplateError, ModelConfigError
 from lifelong_gym.training import TransformersPolicy
-from lifelong_gym.training.policy import _shared_prefix
+from lifelong_gym.training.kv_cache import common_prefix
 
 
 def test_a_batch_with_a_shared_prefix_generates_what_each_prompt_does_alone(tiny_model_dir):
@@ -15,18 +16,15 @@ def test_a_batch_with_a_shared_prefix_generates_what_each_prompt_does_alone(tiny
     shared = policy.prompt_ids("Work with SQL on a MySQL table. Count the rows of table t.")
     tails = ["a", "bb cc", "ddd eee fff ggg"]
     prompts = [shared + policy.tokenizer.encode(t, add_special_tokens=False) for t in tails]
-    assert _shared_prefix(prompts) >= len(shared)  # the prefix is read once for the batch
+    lengths = read_lengths(policy)
     batched = policy.generate(prompts)
+    reads = lengths[: len(prompts)]  # one forward pass a row before the decoding
+    assert reads[0] == len(prompts[0]) - 1  # the shared prefix is read once, with the first
+    assert all(n < len(p) - len(shared) for n, p in zip(reads[1:], prompts[1:], strict=True))
     for prompt, reply in zip(prompts, batched, strict=True):
         (alone,) = policy.generate([prompt])
         assert reply.token_ids == alone.token_ids
         assert reply.logprobs == pytest.approx(alone.logprobs, abs=1e-4)
-
-
-def test_the_shared_prefix_leaves_every_prompt_a_token_of_its_own():
-    assert _shared_prefix([[1, 2, 3], [1, 2, 3]]) == 2
-    assert _shared_prefix([[1, 2, 3], [1, 2]]) == 1
-    assert _shared_prefix([[1, 2, 3], [4, 2, 3]]) == 0
 
 
 def read_lengths(policy: TransformersPolicy) -> list[int]:
@@ -69,6 +67,28 @@ def test_a_sessions_next_turn_reads_only_its_new_tokens_and_samples_as_from_scra
         prompts = [
             p + r.token_ids + o for p, r, o in zip(prompts, replies, observations, strict=True)
         ]
+
+
+def test_grpo_groups_in_one_batch_read_each_prompt_once(tiny_model_dir):
+    """Two tasks, each played twice in one batch (GRPO groups): the shared instructions and
+    each task's own text are read once; each row still samples on its own."""
+    policy = TransformersPolicy(tiny_model_dir, temperature=1.0, max_new_tokens=6)
+    instructions = policy.prompt_ids("Work with SQL on a MySQL table. Answer in one line.")
+    tasks = [
+        instructions + policy.tokenizer.encode(text, add_special_tokens=False)
+        for text in (" Count the rows of table t.", " Sum the price column of orders.")
+    ]
+    shapes: list[tuple[int, int]] = []
+    policy.model.register_forward_pre_hook(
+        lambda _module, _args, kwargs: shapes.append(tuple(kwargs["input_ids"].shape)),
+        with_kwargs=True,
+    )
+    replies = policy.generate([tasks[0], tasks[0], tasks[1], tasks[1]])
+    reads = [tokens for rows, tokens in shapes if rows == 1]  # decoding reads all rows at once
+    shared = common_prefix(np.array(tasks[0]), np.array(tasks[1]), len(tasks[1]))
+    assert shared >= len(instructions)
+    assert reads == [len(tasks[0]) - 1, len(tasks[1]) - 1 - shared]
+    assert len({tuple(r.token_ids) for r in replies}) > 1
 
 
 def test_a_new_episode_reads_the_instructions_from_another_episodes_cache(tiny_model_dir):
