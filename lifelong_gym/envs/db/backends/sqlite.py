@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import functools
 import sqlite3
+import threading
 import time
 import weakref
+from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
 
 from sqlglot.errors import SqlglotError
@@ -24,10 +26,8 @@ from .base import DatabaseBackend, StatementResult, UnreadableTable, overrun_mes
 from .sqlite_catalog import DATABASE, Catalog
 from .sqlite_functions import (
     ALLOWED_FUNCTIONS,
-    COLLATION,
     MAX_VALUE_BYTES,
     cast_signed,
-    compare_text,
     decimal_value,
     register,
 )
@@ -49,6 +49,7 @@ _DENIED_ACTIONS = {
 DATABASE_PAGES = 16_384  # 64 MiB of 4 KiB pages, for the task database and for temp tables
 RESULT_BYTES = 4_000_000  # values fetched for one observation, at most
 IMAGE_CACHE = 1024  # task databases kept as images, for repeated tasks
+_TASK_VALUE_BYTES = 1_000_000_000  # SQLite's own limit, for the task's values (not the agent's)
 HEAP_LIMIT = 1 << 30  # SQLite's heap in this process, at most (a hard limit)
 _LIMITS = {
     sqlite3.SQLITE_LIMIT_LENGTH: MAX_VALUE_BYTES,
@@ -97,12 +98,13 @@ class SqliteBackend(DatabaseBackend):
         self._discarded = True  # no task's work is on the connection
 
     def start(self, table: TableInfo) -> None:
-        """A fresh in-memory database holding `table` (its first image is built once)."""
+        """A fresh in-memory database holding `table` (built the first time, then kept as an
+        image)."""
         self.discard()
         if self._connection is None:
             self._connection = _open()
             self._connection.set_progress_handler(self._past_deadline, 10_000)
-        self._connection.deserialize(task_image(table))
+        _images.load(self._connection, table)
         self._discarded = False
         self._connection.execute(f"PRAGMA max_page_count = {DATABASE_PAGES}")
         self._catalog = ((table.name, tuple((c.name, c.type) for c in table.column_info_list)),)
@@ -251,11 +253,10 @@ class _ImageKey:
     """A task table as the image cache's key: its content as plain tuples, hashed once
     (hashing and comparing the pydantic model took ~0.1 ms at every start)."""
 
-    __slots__ = ("table", "content", "hash")
+    __slots__ = ("content", "hash")
 
     def __init__(self, table: TableInfo):
         columns = tuple((c.name, c.type) for c in table.column_info_list)
-        self.table = table
         self.content = (table.name, columns, table.row_list)
         self.hash = hash(self.content)
 
@@ -277,46 +278,98 @@ def _image_key(table: TableInfo) -> _ImageKey:
     return key
 
 
-def task_image(table: TableInfo) -> bytes:
-    """The database file of a fresh task: the table and its rows (cached: a task seen again
-    starts from its image)."""
-    return _image(_image_key(table))
+class _TaskImages:
+    """The task databases built so far, as images (the `IMAGE_CACHE` most recently used):
+    a task seen again starts from its image."""
+
+    def __init__(self) -> None:
+        self._images: OrderedDict[_ImageKey, bytes] = OrderedDict()
+        self._lock = threading.Lock()  # environments in threads share the images
+
+    def load(self, connection: sqlite3.Connection, table: TableInfo) -> None:
+        """Make `connection`'s database a fresh copy of `table`'s."""
+        key = _image_key(table)
+        with self._lock:
+            image = self._images.get(key)
+            if image is not None:
+                self._images.move_to_end(key)
+        if image is not None:
+            connection.deserialize(image)
+            return
+        _build(connection, table)
+        image = connection.serialize()
+        with self._lock:
+            self._images[key] = image
+            if len(self._images) > IMAGE_CACHE:
+                self._images.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._images.clear()
+
+
+_images = _TaskImages()
 
 
 def clear_images() -> None:
     """Forget the cached task images (a benchmark measures cold starts)."""
-    _image.cache_clear()
+    _images.clear()
 
 
-@functools.lru_cache(maxsize=IMAGE_CACHE)
-def _image(key: _ImageKey) -> bytes:
-    table = key.table
+def _build(connection: sqlite3.Connection, table: TableInfo) -> None:
+    """Replace `connection`'s database by one holding `table` and its rows, as stored.
+
+    Built on the task's own connection (a scratch connection cost a tenth of the build), in
+    one transaction (a commit a statement cost a sixth). These are our statements: the
+    agent's authorizer is set only around the agent's own. A task's value may be longer
+    than the agent's limit, as it could when a scratch connection built the image; a table
+    wider than the column limit fails the start (SQLite could not read its image either)."""
+    connection.deserialize(_EMPTY_DATABASE)
+    columns = ", ".join(f"{quote(c.name)} {storage_type(c.type)}" for c in table.column_info_list)
+    marks = ", ".join("?" for _ in table.column_info_list)
+    connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, _TASK_VALUE_BYTES)
+    try:
+        with connection:  # committed, or rolled back when a row cannot be stored
+            # not cached: a CREATE prepared for an earlier database fails after `deserialize`
+            connection.executescript(f"BEGIN; CREATE TABLE {quote(table.name)} ({columns})")
+            connection.executemany(
+                f"INSERT INTO {quote(table.name)} VALUES ({marks})", _stored_rows(table)
+            )
+    finally:
+        connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+
+
+def _empty_database() -> bytes:
+    """The image of an empty database (SQLite serializes none before its first page)."""
     with contextlib.closing(sqlite3.connect(":memory:", isolation_level=None)) as scratch:
-        scratch.create_collation(COLLATION, compare_text)
-        columns = ", ".join(
-            f"{quote(c.name)} {storage_type(c.type)}" for c in table.column_info_list
-        )
-        scratch.execute(f"CREATE TABLE {quote(table.name)} ({columns})")
-        marks = ", ".join("?" for _ in table.column_info_list)
-        scratch.executemany(
-            f"INSERT INTO {quote(table.name)} VALUES ({marks})", _stored_rows(table)
-        )
+        scratch.execute("PRAGMA user_version = 0")  # writes the header page
         return scratch.serialize()
 
 
-def _stored_rows(table: TableInfo) -> list[tuple[Any, ...]] | list[list[Any]]:
-    """The task's rows as MySQL stores them: numbers rounded to their column's type."""
+_EMPTY_DATABASE = _empty_database()
+
+
+def _stored_rows(table: TableInfo) -> Sequence[Sequence[Any]]:
+    """The task's rows as MySQL stores them: numbers rounded to their column's type (only
+    the rows holding such a number are copied)."""
     numeric = [
         (position, kind)
         for position, c in enumerate(table.column_info_list)
         if (kind := column_type(c.type)) is not None and kind[0] in ("int", "decimal")
     ]
-    rows: list[list[Any]] = [list(row) for row in table.row_list]
-    for row in rows:
+    rows: list[Sequence[Any]] = list(table.row_list)
+    for index, row in enumerate(rows):
+        stored: list[Any] | None = None
         for position, (name, scale) in numeric:
             value = row[position]
             if type(value) is float and round(value, scale) != value:
-                row[position] = cast_signed(value) if name == "int" else decimal_value(value, scale)
+                if stored is None:
+                    stored = list(row)
+                stored[position] = (
+                    cast_signed(value) if name == "int" else decimal_value(value, scale)
+                )
+        if stored is not None:
+            rows[index] = stored
     return rows
 
 
