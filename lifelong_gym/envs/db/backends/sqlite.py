@@ -9,14 +9,9 @@ within a deadline, a per-value size limit and a database size limit (docs/securi
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import sqlite3
-import threading
 import time
-import weakref
-from collections import OrderedDict
-from collections.abc import Sequence
 from typing import Any
 
 from sqlglot.errors import SqlglotError
@@ -27,14 +22,13 @@ from .sqlite_catalog import DATABASE, Catalog
 from .sqlite_functions import (
     ALLOWED_FUNCTIONS,
     MAX_VALUE_BYTES,
-    cast_signed,
-    decimal_value,
     register,
 )
 from .sqlite_hash import read_table_hash
+from .sqlite_images import load_task_database, quote
 from .sqlite_schema import SchemaAnswers
 from .sqlite_translate import NotServed, Refused, Translation, translate
-from .sqlite_types import column_type, storage_type
+from .sqlite_types import column_type
 from .statement_guard import refusal
 
 # What an agent may not do: touch files or the connection, or load native code through
@@ -48,8 +42,6 @@ _DENIED_ACTIONS = {
 }
 DATABASE_PAGES = 16_384  # 64 MiB of 4 KiB pages, for the task database and for temp tables
 RESULT_BYTES = 4_000_000  # values fetched for one observation, at most
-IMAGE_CACHE = 1024  # task databases kept as images, for repeated tasks
-_TASK_VALUE_BYTES = 1_000_000_000  # SQLite's own limit, for the task's values (not the agent's)
 HEAP_LIMIT = 1 << 30  # SQLite's heap in this process, at most (a hard limit)
 _LIMITS = {
     sqlite3.SQLITE_LIMIT_LENGTH: MAX_VALUE_BYTES,
@@ -60,11 +52,6 @@ _LIMITS = {
     sqlite3.SQLITE_LIMIT_WORKER_THREADS: 0,
     sqlite3.SQLITE_LIMIT_VDBE_OP: 5_000_000,
 }
-
-
-def quote(identifier: str) -> str:
-    """An SQLite identifier in double quotes."""
-    return '"' + identifier.replace('"', '""') + '"'
 
 
 def _limit_heap() -> None:
@@ -104,7 +91,7 @@ class SqliteBackend(DatabaseBackend):
         if self._connection is None:
             self._connection = _open()
             self._connection.set_progress_handler(self._past_deadline, 10_000)
-        _images.load(self._connection, table)
+        load_task_database(self._connection, table)
         self._discarded = False
         self._connection.execute(f"PRAGMA max_page_count = {DATABASE_PAGES}")
         self._catalog = ((table.name, tuple((c.name, c.type) for c in table.column_info_list)),)
@@ -247,130 +234,6 @@ def _open() -> sqlite3.Connection:
     connection.execute(f"PRAGMA temp.max_page_count = {DATABASE_PAGES}")
     register(connection)
     return connection
-
-
-class _ImageKey:
-    """A task table as the image cache's key: its content as plain tuples, hashed once
-    (hashing and comparing the pydantic model took ~0.1 ms at every start)."""
-
-    __slots__ = ("content", "hash")
-
-    def __init__(self, table: TableInfo):
-        columns = tuple((c.name, c.type) for c in table.column_info_list)
-        self.content = (table.name, columns, table.row_list)
-        self.hash = hash(self.content)
-
-    def __hash__(self) -> int:
-        return self.hash
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _ImageKey) and self.content == other.content
-
-
-_image_keys: dict[int, _ImageKey] = {}  # by id of a live TableInfo
-
-
-def _image_key(table: TableInfo) -> _ImageKey:
-    key = _image_keys.get(id(table))
-    if key is None:
-        key = _image_keys[id(table)] = _ImageKey(table)
-        weakref.finalize(table, _image_keys.pop, id(table), None)
-    return key
-
-
-class _TaskImages:
-    """The task databases built so far, as images (the `IMAGE_CACHE` most recently used):
-    a task seen again starts from its image."""
-
-    def __init__(self) -> None:
-        self._images: OrderedDict[_ImageKey, bytes] = OrderedDict()
-        self._lock = threading.Lock()  # environments in threads share the images
-
-    def load(self, connection: sqlite3.Connection, table: TableInfo) -> None:
-        """Make `connection`'s database a fresh copy of `table`'s."""
-        key = _image_key(table)
-        with self._lock:
-            image = self._images.get(key)
-            if image is not None:
-                self._images.move_to_end(key)
-        if image is not None:
-            connection.deserialize(image)
-            return
-        _build(connection, table)
-        image = connection.serialize()
-        with self._lock:
-            self._images[key] = image
-            if len(self._images) > IMAGE_CACHE:
-                self._images.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._images.clear()
-
-
-_images = _TaskImages()
-
-
-def clear_images() -> None:
-    """Forget the cached task images (a benchmark measures cold starts)."""
-    _images.clear()
-
-
-def _build(connection: sqlite3.Connection, table: TableInfo) -> None:
-    """Replace `connection`'s database by one holding `table` and its rows, as stored.
-
-    Built on the task's own connection (a scratch connection cost a tenth of the build), in
-    one transaction (a commit a statement cost a sixth). These are our statements: the
-    agent's authorizer is set only around the agent's own. A task's value may be longer
-    than the agent's limit, as it could when a scratch connection built the image; a table
-    wider than the column limit fails the start (SQLite could not read its image either)."""
-    connection.deserialize(_EMPTY_DATABASE)
-    columns = ", ".join(f"{quote(c.name)} {storage_type(c.type)}" for c in table.column_info_list)
-    marks = ", ".join("?" for _ in table.column_info_list)
-    connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, _TASK_VALUE_BYTES)
-    try:
-        with connection:  # committed, or rolled back when a row cannot be stored
-            # not cached: a CREATE prepared for an earlier database fails after `deserialize`
-            connection.executescript(f"BEGIN; CREATE TABLE {quote(table.name)} ({columns})")
-            connection.executemany(
-                f"INSERT INTO {quote(table.name)} VALUES ({marks})", _stored_rows(table)
-            )
-    finally:
-        connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
-
-
-def _empty_database() -> bytes:
-    """The image of an empty database (SQLite serializes none before its first page)."""
-    with contextlib.closing(sqlite3.connect(":memory:", isolation_level=None)) as scratch:
-        scratch.execute("PRAGMA user_version = 0")  # writes the header page
-        return scratch.serialize()
-
-
-_EMPTY_DATABASE = _empty_database()
-
-
-def _stored_rows(table: TableInfo) -> Sequence[Sequence[Any]]:
-    """The task's rows as MySQL stores them: numbers rounded to their column's type (only
-    the rows holding such a number are copied)."""
-    numeric = [
-        (position, kind)
-        for position, c in enumerate(table.column_info_list)
-        if (kind := column_type(c.type)) is not None and kind[0] in ("int", "decimal")
-    ]
-    rows: list[Sequence[Any]] = list(table.row_list)
-    for index, row in enumerate(rows):
-        stored: list[Any] | None = None
-        for position, (name, scale) in numeric:
-            value = row[position]
-            if type(value) is float and round(value, scale) != value:
-                if stored is None:
-                    stored = list(row)
-                stored[position] = (
-                    cast_signed(value) if name == "int" else decimal_value(value, scale)
-                )
-        if stored is not None:
-            rows[index] = stored
-    return rows
 
 
 def _storage_trigger(table: TableInfo) -> str | None:
