@@ -11,10 +11,9 @@ the rows within a page differs.
 from __future__ import annotations
 
 import contextlib
+import functools
 import sqlite3
-import threading
 import weakref
-from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from typing import Any
 
@@ -60,50 +59,34 @@ def _image_key(table: TableInfo) -> _ImageKey:
     return key
 
 
-class _Images:
-    """Database images by key, the `IMAGE_CACHE` most recently used."""
-
-    def __init__(self) -> None:
-        self._images: OrderedDict[Hashable, bytes] = OrderedDict()
-        self._lock = threading.Lock()  # environments in threads share the images
-
-    def get(self, key: Hashable) -> bytes | None:
-        with self._lock:
-            image = self._images.get(key)
-            if image is not None:
-                self._images.move_to_end(key)
-            return image
-
-    def put(self, key: Hashable, image: bytes) -> None:
-        with self._lock:
-            self._images[key] = image
-            if len(self._images) > IMAGE_CACHE:
-                self._images.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._images.clear()
+@functools.lru_cache(maxsize=IMAGE_CACHE)
+def _task_image(key: _ImageKey) -> list[bytes]:
+    """Where the image of a task's database is kept once built (empty until then: the
+    build fills the list, and `lru_cache` keeps the `IMAGE_CACHE` most recently used)."""
+    return []
 
 
-_task_images = _Images()  # a task's table with its rows
-_empty_tables = _Images()  # a table without rows, by its name and columns (tasks share them)
+@functools.lru_cache(maxsize=IMAGE_CACHE)
+def _empty_table(schema: Hashable) -> list[bytes]:
+    """Where the image of a table without rows is kept once built, by its name and columns."""
+    return []
 
 
 def load_task_database(connection: sqlite3.Connection, table: TableInfo) -> None:
     """Make `connection`'s database a fresh copy of the task's: `table` and its rows."""
     key = _image_key(table)
-    image = _task_images.get(key)
-    if image is not None:
-        connection.deserialize(image)
+    image = _task_image(key)
+    if image:
+        connection.deserialize(image[0])
         return
     _build(connection, table, key.schema)
-    _task_images.put(key, connection.serialize())
+    image[:] = [connection.serialize()]
 
 
 def clear_images() -> None:
     """Forget the cached task databases and empty tables (a benchmark measures cold starts)."""
-    _task_images.clear()
-    _empty_tables.clear()
+    _task_image.cache_clear()
+    _empty_table.cache_clear()
 
 
 def _build(connection: sqlite3.Connection, table: TableInfo, schema: Hashable) -> None:
@@ -115,17 +98,16 @@ def _build(connection: sqlite3.Connection, table: TableInfo, schema: Hashable) -
     agent's authorizer is set only around the agent's own. A task's value may be longer
     than the agent's limit, as it could when a scratch connection built the image; a table
     wider than the column limit fails the start (SQLite could not read its image either)."""
-    empty = _empty_tables.get(schema)
-    if empty is None:
+    empty = _empty_table(schema)
+    if not empty:
         connection.deserialize(_EMPTY_DATABASE)
         columns = ", ".join(
             f"{quote(c.name)} {storage_type(c.type)}" for c in table.column_info_list
         )
         # not cached: a CREATE prepared for an earlier database fails after `deserialize`
         connection.executescript(f"CREATE TABLE {quote(table.name)} ({columns})")
-        empty = connection.serialize()
-        _empty_tables.put(schema, empty)
-    connection.deserialize(empty)
+        empty[:] = [connection.serialize()]
+    connection.deserialize(empty[0])
     marks = ", ".join("?" for _ in table.column_info_list)
     connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, TASK_VALUE_BYTES)
     try:
