@@ -207,6 +207,24 @@ def test_a_task_too_wide_fails_its_start_alone_and_a_long_value_is_stored():
         backend.close()
 
 
+def test_a_declared_type_holding_a_second_statement_fails_the_start_and_runs_nothing():
+    smuggled = TableInfo(
+        name="t",
+        column_info_list=(ColumnInfo(name="a", type="INT); CREATE TABLE x (b"),),
+        row_list=((1,),),
+    )
+    backend = SqliteBackend()
+    try:
+        with pytest.raises(sqlite3.ProgrammingError, match="one statement"):
+            backend.start(smuggled)
+        backend.start(
+            smuggled.model_copy(update={"column_info_list": (ColumnInfo(name="a", type="INT"),)})
+        )
+        assert backend.execute("SHOW TABLES").rows == [("t",)]
+    finally:
+        backend.close()
+
+
 @pytest.mark.parametrize(
     "write",
     [
