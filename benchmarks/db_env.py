@@ -40,8 +40,8 @@ from lifelong_gym.envs.db.actions import count_statements
 from lifelong_gym.envs.db.backends import mysql_server
 from lifelong_gym.envs.db.backends.mysql import parse_url
 from lifelong_gym.envs.db.backends.mysql import quote as mysql_quote
-from lifelong_gym.envs.db.backends.sqlite import clear_images
-from lifelong_gym.envs.db.backends.sqlite import quote as sqlite_quote
+from lifelong_gym.envs.db.backends.sqlite_images import clear_images
+from lifelong_gym.envs.db.backends.sqlite_images import quote as sqlite_quote
 from lifelong_gym.envs.db.backends.sqlite_translate import translate
 from lifelong_gym.envs.db.backends.statement_guard import refusal
 

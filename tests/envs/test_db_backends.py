@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -177,6 +178,49 @@ def test_writes_are_stored_as_mysql_types_after_a_rolled_back_transaction():
         assert sorted(backend.execute("SELECT n, d FROM t").rows) == [(1, 1.01), (28, 4500.56)]
         backend.start(table)  # the next task starts from the image, without the write
         assert backend.execute("SELECT * FROM t").rows == [(1, 2.5)]
+    finally:
+        backend.close()
+
+
+def test_a_task_too_wide_fails_its_start_alone_and_a_long_value_is_stored():
+    # the task database is built on the back-end's own connection: its limits for the agent
+    # must neither refuse a task's long value nor stay broken by a table it cannot hold
+    plain = TableInfo(
+        name="t", column_info_list=(ColumnInfo(name="a", type="TEXT"),), row_list=(("x",),)
+    )
+    too_wide = TableInfo(
+        name="w",
+        column_info_list=tuple(ColumnInfo(name=f"c{i}", type="INT") for i in range(600)),
+        row_list=(tuple(range(600)),),
+    )
+    backend = SqliteBackend()
+    try:
+        with pytest.raises(sqlite3.Error):
+            backend.start(too_wide)
+        backend.start(plain.model_copy(update={"row_list": (("x" * 2_000_000,),)}))
+        assert backend.execute("SELECT count(*) FROM t").rows == [(1,)]
+        backend.start(plain)
+        assert backend.execute("SELECT a FROM t").rows == [("x",)]
+        too_long = backend.execute("SELECT length(printf('%.*c', 2000000, 'x'))")
+        assert too_long.rows == [(None,)]  # the agent's limit is back: SQLite builds no such text
+    finally:
+        backend.close()
+
+
+def test_a_declared_type_holding_a_second_statement_fails_the_start_and_runs_nothing():
+    smuggled = TableInfo(
+        name="t",
+        column_info_list=(ColumnInfo(name="a", type="INT); CREATE TABLE x (b"),),
+        row_list=((1,),),
+    )
+    backend = SqliteBackend()
+    try:
+        with pytest.raises(sqlite3.ProgrammingError, match="one statement"):
+            backend.start(smuggled)
+        backend.start(
+            smuggled.model_copy(update={"column_info_list": (ColumnInfo(name="a", type="INT"),)})
+        )
+        assert backend.execute("SHOW TABLES").rows == [("t",)]
     finally:
         backend.close()
 

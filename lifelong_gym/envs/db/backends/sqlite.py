@@ -9,12 +9,9 @@ within a deadline, a per-value size limit and a database size limit (docs/securi
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
-import functools
 import sqlite3
 import time
-import weakref
 from typing import Any
 
 from sqlglot.errors import SqlglotError
@@ -24,17 +21,14 @@ from .base import DatabaseBackend, StatementResult, UnreadableTable, overrun_mes
 from .sqlite_catalog import DATABASE, Catalog
 from .sqlite_functions import (
     ALLOWED_FUNCTIONS,
-    COLLATION,
     MAX_VALUE_BYTES,
-    cast_signed,
-    compare_text,
-    decimal_value,
     register,
 )
 from .sqlite_hash import read_table_hash
+from .sqlite_images import load_task_database, quote
 from .sqlite_schema import SchemaAnswers
 from .sqlite_translate import NotServed, Refused, Translation, translate
-from .sqlite_types import column_type, storage_type
+from .sqlite_types import column_type
 from .statement_guard import refusal
 
 # What an agent may not do: touch files or the connection, or load native code through
@@ -48,7 +42,6 @@ _DENIED_ACTIONS = {
 }
 DATABASE_PAGES = 16_384  # 64 MiB of 4 KiB pages, for the task database and for temp tables
 RESULT_BYTES = 4_000_000  # values fetched for one observation, at most
-IMAGE_CACHE = 1024  # task databases kept as images, for repeated tasks
 HEAP_LIMIT = 1 << 30  # SQLite's heap in this process, at most (a hard limit)
 _LIMITS = {
     sqlite3.SQLITE_LIMIT_LENGTH: MAX_VALUE_BYTES,
@@ -59,11 +52,6 @@ _LIMITS = {
     sqlite3.SQLITE_LIMIT_WORKER_THREADS: 0,
     sqlite3.SQLITE_LIMIT_VDBE_OP: 5_000_000,
 }
-
-
-def quote(identifier: str) -> str:
-    """An SQLite identifier in double quotes."""
-    return '"' + identifier.replace('"', '""') + '"'
 
 
 def _limit_heap() -> None:
@@ -97,12 +85,13 @@ class SqliteBackend(DatabaseBackend):
         self._discarded = True  # no task's work is on the connection
 
     def start(self, table: TableInfo) -> None:
-        """A fresh in-memory database holding `table` (its first image is built once)."""
+        """A fresh in-memory database holding `table` (built the first time, then kept as an
+        image)."""
         self.discard()
         if self._connection is None:
             self._connection = _open()
             self._connection.set_progress_handler(self._past_deadline, 10_000)
-        self._connection.deserialize(task_image(table))
+        load_task_database(self._connection, table)
         self._discarded = False
         self._connection.execute(f"PRAGMA max_page_count = {DATABASE_PAGES}")
         self._catalog = ((table.name, tuple((c.name, c.type) for c in table.column_info_list)),)
@@ -245,79 +234,6 @@ def _open() -> sqlite3.Connection:
     connection.execute(f"PRAGMA temp.max_page_count = {DATABASE_PAGES}")
     register(connection)
     return connection
-
-
-class _ImageKey:
-    """A task table as the image cache's key: its content as plain tuples, hashed once
-    (hashing and comparing the pydantic model took ~0.1 ms at every start)."""
-
-    __slots__ = ("table", "content", "hash")
-
-    def __init__(self, table: TableInfo):
-        columns = tuple((c.name, c.type) for c in table.column_info_list)
-        self.table = table
-        self.content = (table.name, columns, table.row_list)
-        self.hash = hash(self.content)
-
-    def __hash__(self) -> int:
-        return self.hash
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _ImageKey) and self.content == other.content
-
-
-_image_keys: dict[int, _ImageKey] = {}  # by id of a live TableInfo
-
-
-def _image_key(table: TableInfo) -> _ImageKey:
-    key = _image_keys.get(id(table))
-    if key is None:
-        key = _image_keys[id(table)] = _ImageKey(table)
-        weakref.finalize(table, _image_keys.pop, id(table), None)
-    return key
-
-
-def task_image(table: TableInfo) -> bytes:
-    """The database file of a fresh task: the table and its rows (cached: a task seen again
-    starts from its image)."""
-    return _image(_image_key(table))
-
-
-def clear_images() -> None:
-    """Forget the cached task images (a benchmark measures cold starts)."""
-    _image.cache_clear()
-
-
-@functools.lru_cache(maxsize=IMAGE_CACHE)
-def _image(key: _ImageKey) -> bytes:
-    table = key.table
-    with contextlib.closing(sqlite3.connect(":memory:", isolation_level=None)) as scratch:
-        scratch.create_collation(COLLATION, compare_text)
-        columns = ", ".join(
-            f"{quote(c.name)} {storage_type(c.type)}" for c in table.column_info_list
-        )
-        scratch.execute(f"CREATE TABLE {quote(table.name)} ({columns})")
-        marks = ", ".join("?" for _ in table.column_info_list)
-        scratch.executemany(
-            f"INSERT INTO {quote(table.name)} VALUES ({marks})", _stored_rows(table)
-        )
-        return scratch.serialize()
-
-
-def _stored_rows(table: TableInfo) -> list[tuple[Any, ...]] | list[list[Any]]:
-    """The task's rows as MySQL stores them: numbers rounded to their column's type."""
-    numeric = [
-        (position, kind)
-        for position, c in enumerate(table.column_info_list)
-        if (kind := column_type(c.type)) is not None and kind[0] in ("int", "decimal")
-    ]
-    rows: list[list[Any]] = [list(row) for row in table.row_list]
-    for row in rows:
-        for position, (name, scale) in numeric:
-            value = row[position]
-            if type(value) is float and round(value, scale) != value:
-                row[position] = cast_signed(value) if name == "int" else decimal_value(value, scale)
-    return rows
 
 
 def _storage_trigger(table: TableInfo) -> str | None:

@@ -43,6 +43,10 @@ DENIED_WORDS = frozenset(
 ALLOWED_TEXT = "queries, INSERT, REPLACE, UPDATE, DELETE, SHOW, DESCRIBE, EXPLAIN and transactions"
 _WORD = re.compile(r"[A-Za-z0-9_$\x80-\U0010ffff]+")
 _BLANK = re.compile(r"\s+")
+# a statement of ASCII without comments, escapes, double quotes or backticks, its single
+# quotes paired (most statements): its words are found by one regular expression
+_PLAIN = re.compile(r"(?:[^\x80-\U0010ffff#\-/\"`'\\]|'[^'\\\x80-\U0010ffff]*')*")
+_PLAIN_TOKEN = re.compile(r"'[^']*'|[A-Za-z0-9_$]+|[(:]")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -87,6 +91,13 @@ def refusal(sql: str, *, backslash_escapes: bool = True) -> str | None:
 
 def _words(sql: str, backslash_escapes: bool) -> list[str] | str:
     """The words, `(` and `:` outside strings and comments, or why the statement is refused."""
+    if _PLAIN.fullmatch(sql) is not None:  # half the time of the lexer below
+        return [token for token in _PLAIN_TOKEN.findall(sql) if token[0] != "'"]
+    return _lexed_words(sql, backslash_escapes)
+
+
+def _lexed_words(sql: str, backslash_escapes: bool) -> list[str] | str:
+    """`_words` read character by character as MariaDB's lexer reads them."""
     words: list[str] = []
     position, length = 0, len(sql)
     while position < length:
