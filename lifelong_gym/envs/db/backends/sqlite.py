@@ -227,7 +227,8 @@ class SqliteBackend(DatabaseBackend):
 
 def _open() -> sqlite3.Connection:
     """A connection with MySQL's functions, the collation and the limits."""
-    # no statement cache: a statement prepared before `deserialize` must never run after it
+    # the statement cache outlives `deserialize`: SQLite checks a cached statement's schema
+    # when it runs and prepares it again for the new database
     connection = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
     for limit, value in _LIMITS.items():
         connection.setlimit(limit, value)
