@@ -11,6 +11,7 @@ import pytest
 
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.envs.db.actions import answer_reply, operation_reply
+from lifelong_gym.envs.db.backends.sqlite_functions import MAX_VALUE_BYTES
 
 from ..envs.db_fixtures import task_file
 
@@ -254,3 +255,22 @@ def test_nested_expansions_are_bounded(env, sql):
 def test_schema_statements_are_answered_in_linear_time(env, sql):
     _, info = _run(env, QUERY, sql)
     assert info["status"] == "completed"
+
+
+def test_a_row_that_prints_longer_than_it_is_stored_is_scored(env):
+    """The largest row the agent may store, with an integer that prints longer than it is
+    stored: the scorer's hash reads it (it raised SQLite's "string or blob too big", an
+    environment error of the agent's making) and the task is scored as the agent left it."""
+
+    def insert(size):
+        row = f"(-9223372036854775808, REPEAT('x', {size}), 1.5, '2024-01-01')"
+        return _run(env, INSERT, f"INSERT INTO `shop items` VALUES {row}")
+
+    stored, refused = MAX_VALUE_BYTES - 1000, MAX_VALUE_BYTES
+    assert not insert(stored)[0][0].startswith("Error:")
+    while refused - stored > 1:  # the largest row SQLite stores, found by bisection
+        middle = (stored + refused) // 2
+        shown, _ = insert(middle)
+        stored, refused = (stored, middle) if shown[0].startswith("Error:") else (middle, refused)
+    _, info = insert(stored)
+    assert info["status"] == "completed" and info["outcome"] == "incorrect"
