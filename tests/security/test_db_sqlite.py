@@ -274,3 +274,23 @@ def test_a_row_that_prints_longer_than_it_is_stored_is_scored(env):
         stored, refused = (stored, middle) if shown[0].startswith("Error:") else (middle, refused)
     _, info = insert(stored)
     assert info["status"] == "completed" and info["outcome"] == "incorrect"
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM sqlite_master",
+        "SELECT name FROM sqlite_schema",
+        "SELECT sql FROM main.sqlite_master WHERE type = 'table'",
+        "SELECT (SELECT count(*) FROM sqlite_master)",
+        "SELECT * FROM temp.sqlite_master",
+        "SELECT * FROM `shop items` WHERE name IN (SELECT name FROM sqlite_temp_schema)",
+    ],
+)
+def test_sqlites_own_catalog_is_a_missing_table(env, sql):
+    """MySQL has no sqlite_master: the agent's schema questions are answered from the
+    declared schema, and SQLite's catalog (with its storage types and collation) is a table
+    that does not exist, as every missing table is shown here."""
+    shown, info = _run(env, QUERY, sql)
+    assert shown[0].startswith("Error: no such table: sqlite_")
+    assert info["status"] == "completed"

@@ -10,6 +10,7 @@ within a deadline, a per-value size limit and a database size limit (docs/securi
 from __future__ import annotations
 
 import ctypes
+import functools
 import sqlite3
 import time
 from typing import Any
@@ -40,6 +41,9 @@ _DENIED_ACTIONS = {
     sqlite3.SQLITE_CREATE_VTABLE,
     sqlite3.SQLITE_DROP_VTABLE,
 }
+# SQLite's catalog (also read as sqlite_schema, sqlite_temp_schema): not MySQL's, and the
+# agent's schema questions are answered from the declared schema (sqlite_schema.py)
+_CATALOG_TABLES = {"sqlite_master", "sqlite_temp_master"}
 DATABASE_PAGES = 16_384  # 64 MiB of 4 KiB pages, for the task database and for temp tables
 RESULT_BYTES = 4_000_000  # values fetched for one observation, at most
 HEAP_LIMIT = 1 << 30  # SQLite's heap in this process, at most (a hard limit)
@@ -172,7 +176,8 @@ class SqliteBackend(DatabaseBackend):
         if statement.stores:
             self._install_storage_triggers(connection)
         self._deadline = time.monotonic() + self.statement_timeout
-        connection.set_authorizer(_authorize)
+        catalog_read: list[str] = []  # SQLite's own catalog tables the statement reads
+        connection.set_authorizer(functools.partial(_authorize, catalog_read))
         try:
             cursor = connection.execute(statement.sql)
             if cursor.description is None:
@@ -182,6 +187,10 @@ class SqliteBackend(DatabaseBackend):
             if str(error) == "interrupted":
                 return StatementResult(error=overrun_message(self.statement_timeout))
             return StatementResult(error=str(error))
+        except sqlite3.DatabaseError as error:
+            # MySQL has no such table; answered as every missing table is here
+            shown = f"no such table: {catalog_read[0]}" if catalog_read else str(error)
+            return StatementResult(error=shown)
         except (sqlite3.Error, OverflowError, ValueError, MemoryError) as error:
             return StatementResult(error=str(error))
         finally:
@@ -272,7 +281,12 @@ def _storage_trigger(table: TableInfo) -> str | None:
     )
 
 
-def _authorize(action: int, first: str | None, second: str | None, *_: Any) -> int:
+def _authorize(
+    catalog_read: list[str], action: int, first: str | None, second: str | None, *_: Any
+) -> int:
+    if action == sqlite3.SQLITE_READ and first in _CATALOG_TABLES:
+        catalog_read.append(first)  # SQLite's schema, which MySQL does not have
+        return sqlite3.SQLITE_DENY
     if action == sqlite3.SQLITE_FUNCTION:
         return (
             sqlite3.SQLITE_OK
