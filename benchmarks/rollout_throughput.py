@@ -65,7 +65,9 @@ def decode_ceiling(policy: TransformersPolicy, count: int) -> float:
     """Tokens per CPU second of `count` rows decoding together over one row's, with the
     prompt already in the cache (its states kept from a first call), so only decoding is
     timed."""
-    observation, _ = LifelongDBEnv().reset(seed=0)
+    env = LifelongDBEnv()
+    observation, _ = env.reset(seed=0)
+    env.close()
     prompt = policy.prompt_ids(observation)
     policy.reuse_cache = True
     rates = []

@@ -26,7 +26,7 @@ from .sqlite_functions import (
     register,
 )
 from .sqlite_hash import read_table_hash
-from .sqlite_images import TASK_VALUE_BYTES, load_task_database, quote
+from .sqlite_images import load_task_database, quote, task_values
 from .sqlite_schema import SchemaAnswers
 from .sqlite_translate import NotServed, Refused, Translation, translate
 from .sqlite_types import column_type
@@ -142,16 +142,15 @@ class SqliteBackend(DatabaseBackend):
         columns = connection.execute(f"PRAGMA main.table_info({quote(table.name)})").fetchall()
         self._deadline = time.monotonic() + self.statement_timeout
         # a row printed for the hash can be longer than any value the agent may make (an
-        # integer stored in 8 bytes prints in up to 20): our statement, SQLite's own limit
-        connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, TASK_VALUE_BYTES)
+        # integer stored in 8 bytes prints in up to 20)
         try:
             named = [(quote(name), declared) for _, name, declared, *_ in columns]
-            return read_table_hash(connection, quote(table.name), named)
+            with task_values(connection):
+                return read_table_hash(connection, quote(table.name), named)
         except (sqlite3.OperationalError, sqlite3.DataError) as error:
             raise UnreadableTable(f"the table {table.name!r} could not be read: {error}") from None
         finally:
             self._deadline = 0.0
-            connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
 
     def discard(self) -> None:
         """Forget the task's work; a connection the agent gave temp objects is closed."""

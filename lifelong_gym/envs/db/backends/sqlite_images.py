@@ -14,7 +14,7 @@ import contextlib
 import functools
 import sqlite3
 import weakref
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from typing import Any
 
 from ..tasks import TableInfo
@@ -104,13 +104,21 @@ def _build(connection: sqlite3.Connection, table: TableInfo, schema: Hashable) -
         empty[:] = [_table_without_rows(table)]
     connection.deserialize(empty[0])
     marks = ", ".join("?" for _ in table.column_info_list)
+    with task_values(connection), connection:  # committed, or rolled back when a row fails
+        connection.execute("BEGIN")
+        connection.executemany(
+            f"INSERT INTO {quote(table.name)} VALUES ({marks})", _stored_rows(table)
+        )
+
+
+@contextlib.contextmanager
+def task_values(connection: sqlite3.Connection) -> Iterator[None]:
+    """Our own statements on the agent's connection under SQLite's length limit, not the
+    agent's: a task's value, or a row printed for the hash, may be longer than the agent
+    may make one. The agent's limit is back afterwards."""
     connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, TASK_VALUE_BYTES)
     try:
-        with connection:  # committed, or rolled back when a row cannot be stored
-            connection.execute("BEGIN")
-            connection.executemany(
-                f"INSERT INTO {quote(table.name)} VALUES ({marks})", _stored_rows(table)
-            )
+        yield
     finally:
         connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
 
