@@ -4,10 +4,12 @@ container hygiene (the OCI sandbox's own hygiene is in test_os_oci.py)."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import gymnasium as gym
 import pytest
@@ -17,7 +19,8 @@ from lifelong_gym.agents import OracleAgent
 from lifelong_gym.envs.os.actions import EMPTY_OUTPUT, OUTPUT_PREFIX
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 from lifelong_gym.envs.os.oci import OciPool, find_runtime
-from lifelong_gym.envs.os.sandbox import LABEL, SandboxError, docker_client
+from lifelong_gym.envs.os.sandbox import FULL_SHARE, LABEL, SandboxError, docker_client
+from lifelong_gym.envs.os.shell import Mode
 from lifelong_gym.envs.os.tasks import SKILLS, load_os_tasks
 from lifelong_gym.session import SessionStatus
 from lifelong_gym.tasks import TaskFileError
@@ -180,11 +183,31 @@ def test_bad_input_ends_in_an_observation_and_the_next_task_is_fine(env, name):
     env.reset(options={"task_index": 1})
     observation, done = act(env, BAD_INPUTS[name])
     assert isinstance(observation, str) and observation
+    if name == "fork bomb":  # ended in its own step, before another command races it
+        assert "filled the container's process limit" in observation
     if name != "rm -rf /":  # the shell still answers (rm -rf / even took /dev/null away)
         observation, _ = act(env, "echo still-here")
         assert "still-here" in observation
     if name == "network":
         assert "deb.debian.org" not in observation or "resolve" in observation
+    assert run_oracle(env, [2]) == []
+
+
+def test_a_fork_bomb_that_fills_the_limit_later_is_ended_before_the_next_command(env):
+    env.reset(options={"task_index": 1})
+    observation, _ = act(env, "(sleep 1; :(){ :|:& };:) >/dev/null 2>&1 &")
+    assert "process limit" not in observation  # it had not started yet
+    sandbox = env.unwrapped.sandbox
+    full = math.ceil(sandbox.limits.pids * FULL_SHARE)
+    deadline = time.monotonic() + 60
+    while sandbox.run_judged(":", Mode.PERSISTENT, timeout=10, limit=100).processes < full:
+        assert time.monotonic() < deadline, "the fork bomb never filled the limit"
+        time.sleep(0.1)
+    observation, done = act(env, "echo still-here")
+    assert not done and observation.startswith(OUTPUT_PREFIX + "still-here\n")
+    assert "Before this command ran" in observation
+    observation, _ = act(env, "echo again")
+    assert observation == OUTPUT_PREFIX + "again\n"  # nothing of the bomb is left
     assert run_oracle(env, [2]) == []
 
 

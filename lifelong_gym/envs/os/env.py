@@ -206,6 +206,12 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
 
     def _observation(self, result: CommandResult) -> str:
         text = format_output(result.output)
+        if result.ended_before:
+            text += (
+                "\n\n[Before this command ran, the processes you had left running filled the "
+                f"container's process limit, so every one was ended ({result.ended_before}); "
+                "a new shell was started.]"
+            )
         if result.timed_out:
             text += (
                 f"\n\n[The command did not finish within {self.command_timeout:g} s, so every "

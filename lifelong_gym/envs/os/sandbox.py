@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import atexit
 import logging
+import math
 import os
 import queue
 import socket
 import threading
+import time
 import uuid
 import weakref
 from collections.abc import Callable
@@ -29,6 +31,12 @@ from lifelong_gym.errors import EnvArgumentError, SandboxError
 from lifelong_gym.processes import process_alive
 
 logger = logging.getLogger(__name__)
+
+# A container holding this share of its process limit is taken to run a fork bomb; a
+# command that left processes running is watched this long, in these pauses, for one.
+FULL_SHARE = 0.9
+GROWTH_WATCH = 1.0
+GROWTH_PAUSE = 0.05
 
 LABEL = "org.lifelong-gym.os"  # value: the run id
 LABEL_PID = "org.lifelong-gym.os.pid"
@@ -108,9 +116,23 @@ class Sandbox:
     baseline: frozenset[int] = frozenset()
 
     def run(self, script: str, mode: Mode, *, timeout: float, limit: int) -> CommandResult:
-        """Run a script in the agent's shell; an overrun ends every process of the agent."""
-        result = self.shell.run(script, mode, timeout=timeout, limit=limit)
-        if result.processes is not None and result.processes >= self.limits.pids * 0.9:
+        """Run a script in the agent's shell; an overrun ends every process of the agent.
+
+        A fork bomb is ended in the step that started it, or, when it filled the limit
+        only later, before the next command runs.
+        """
+        full = math.ceil(self.limits.pids * FULL_SHARE)
+        result = self.shell.run(script, mode, timeout=timeout, limit=limit, full=full)
+        if result.limit_full:  # processes left running filled the limit since the last step
+            self.shell.close()
+            ended = self.end_agent_processes()
+            self.shell = self._new_shell()
+            result = self.shell.run(script, mode, timeout=timeout, limit=limit, full=full)
+            result.ended_before = ended
+        if result.processes is not None and result.processes_before is not None:
+            if result.processes > result.processes_before:  # it left processes running
+                result.processes = self._settled_count(result.processes, full)
+        if result.limit_full or (result.processes is not None and result.processes >= full):
             result.out_of_processes = True  # a fork bomb left running in the background
         if result.timed_out or result.out_of_processes:
             self.shell.close()
@@ -118,6 +140,19 @@ class Sandbox:
         if result.timed_out or result.shell_lost or result.out_of_processes:
             self.shell = self._new_shell()
         return result
+
+    def _settled_count(self, count: int, full: int) -> int:
+        """The process count once it stops changing: a fork bomb's grows to the limit."""
+        deadline = time.monotonic() + GROWTH_WATCH
+        while count < full and time.monotonic() < deadline:
+            time.sleep(GROWTH_PAUSE)
+            probe = self.shell.run(":", Mode.PERSISTENT, timeout=5, limit=100)
+            if probe.processes is None:  # even a builtin got no answer: end them all
+                return full
+            if probe.processes == count:
+                break
+            count = probe.processes
+        return count
 
     def remember_task_processes(self) -> None:
         """Take the processes running now (the task's own) as the ones never to kill."""

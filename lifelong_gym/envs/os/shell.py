@@ -28,12 +28,23 @@ from lifelong_gym.truncation import truncate_stream
 
 _FRAME_HEADER = struct.Struct(">BxxxL")
 SHELL_ARGV = [TRUSTED_BASH, "--noprofile", "--norc"]  # every session's program
-# After a command: its status, and the container's process count (cgroup v1 or v2), read
-# without forking so that it works even when a fork bomb holds every process slot.
+# The container's process count (cgroup v1 or v2) into a variable, read without forking so
+# that it works even when a fork bomb holds every process slot.
+_COUNT = (
+    "{var}=; {{{{ read -r {var} < /sys/fs/cgroup/pids/pids.current || "
+    "read -r {var} < /sys/fs/cgroup/pids.current; }}}} 2>/dev/null"
+)
+# After a command: its status, the process count, and the count before it (if read).
 _STATUS = (
-    "__lg_s=$?; {{ read -r __lg_p < /sys/fs/cgroup/pids/pids.current || "
-    "read -r __lg_p < /sys/fs/cgroup/pids.current; }} 2>/dev/null; "
-    'printf \'\\n%s:%d:%s\\n\' {marker} "$__lg_s" "${{__lg_p:-}}"'
+    "__lg_s=$?; " + _COUNT.format(var="__lg_p") + "; "
+    'printf \'\\n%s:%d:%s:%s\\n\' {marker} "$__lg_s" "${{__lg_p:-}}" "${{__lg_b:-}}"'
+)
+# Before an agent's command: the count, and the command not run when it is already `full`.
+_FULL = (
+    _COUNT.format(var="__lg_b") + "; "
+    'if [ "${{__lg_b:-0}}" -ge {full} ]; then '
+    'printf \'\\n%s:full:%s:%s\\n\' {marker} "$__lg_b" "$__lg_b"; '
+    "else {command}; {status}; fi"
 )
 
 
@@ -55,8 +66,11 @@ class CommandResult:
     timed_out: bool = False
     shell_lost: bool = False
     processes: int | None = None  # the container's process count when the command ended
+    processes_before: int | None = None  # and when it began (an agent's command only)
+    limit_full: bool = False  # not run: processes left running already filled the limit
     out_of_processes: bool = False  # the count neared the limit, so all were killed
     stopped: str | None = None  # how the agent's processes were ended after it, if they were
+    ended_before: str | None = None  # how those left running were ended before it, if so
 
 
 def ansi_c_quote(text: str) -> str:
@@ -84,6 +98,10 @@ def command_line(
         Mode.DETACHED: f"setsid --wait bash -c {word}",
     }[mode]
     return f"{runner} <{stdin} 2>&1"
+
+
+def _count(text: bytes) -> int | None:
+    return int(text) if text.strip().isdigit() else None
 
 
 class _Capture:
@@ -273,14 +291,24 @@ class ShellSession:
         timeout: float,
         limit: int,
         args: tuple[str, ...] = (),
+        full: int | None = None,
     ) -> CommandResult:
-        """Run `script`; output beyond `limit` characters keeps its head and tail."""
+        """Run `script`; output beyond `limit` characters keeps its head and tail.
+
+        With `full`, the script is not run (`limit_full`) when the container already holds
+        that many processes.
+        """
         if self._channel is None:
             self._start()
         assert self._channel is not None
         marker = secrets.token_hex(8).encode()
         status = _STATUS.format(marker=marker.decode())
-        line = f"{command_line(script, mode, args, self.stdin)}; {status}\n"
+        command = command_line(script, mode, args, self.stdin)
+        if full is None:
+            line = f"__lg_b=; {command}; {status}\n"
+        else:
+            line = _FULL.format(full=full, marker=marker.decode(), command=command, status=status)
+            line += "\n"
         capture = _Capture(max(limit, 1) * 4)
         try:
             self._channel.send(line.encode())
@@ -300,9 +328,16 @@ class ShellSession:
             if end >= 0 and window.find(b"\n", end + len(needle)) >= 0:
                 status_end = window.find(b"\n", end + len(needle))
                 capture.add(window[:end])
-                code, _, pids = window[end + len(needle) : status_end].partition(b":")
-                processes = int(pids) if pids.strip().isdigit() else None
-                return CommandResult(capture.text(limit), int(code), processes=processes)
+                code, _, counts = window[end + len(needle) : status_end].partition(b":")
+                after, _, before = counts.partition(b":")
+                if code == b"full":
+                    return CommandResult("", None, processes=_count(after), limit_full=True)
+                return CommandResult(
+                    capture.text(limit),
+                    int(code),
+                    processes=_count(after),
+                    processes_before=_count(before),
+                )
             keep = len(needle) + 32
             if len(window) > keep:
                 capture.add(window[:-keep])
