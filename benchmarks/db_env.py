@@ -44,6 +44,7 @@ from lifelong_gym.envs.db.backends.sqlite_images import clear_images
 from lifelong_gym.envs.db.backends.sqlite_images import quote as sqlite_quote
 from lifelong_gym.envs.db.backends.sqlite_translate import translate
 from lifelong_gym.envs.db.backends.statement_guard import refusal
+from lifelong_gym.tasks import clear_task_files
 
 
 def env_time(
@@ -160,6 +161,7 @@ def measure(args, tasks, backend: str, cache: str) -> None:
             clear_images()
             count_statements.cache_clear()
             refusal.cache_clear()  # the guard's verdict is cached by statement text too
+            clear_task_files()  # new task objects: each table's image key computed again
         seconds, correct, count = env_time(args.tasks, backend, url, args.limit, clock)
         ours.append(seconds)
         if backend == "sqlite":

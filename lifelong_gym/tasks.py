@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import logging
 import random
@@ -204,6 +206,9 @@ def _read_parquet(path: Path) -> list[tuple[str, dict[str, Any]]]:
     return [(_key(r, i), r) for i, r in enumerate(rows)]
 
 
+TASK_FILES_KEPT = 4  # task files kept converted in a process, for the environments it makes
+
+
 def load_task_set(
     source: str | Path | None,
     *,
@@ -214,16 +219,12 @@ def load_task_set(
     """Load a shipped task set by name, or a task file by path, converting each record.
 
     `convert(key, record)` returns a task or raises `ValueError` with the reason to skip
-    the record. Skipped records are kept on the set and reported in one warning.
+    the record. Skipped records are kept on the set and reported in one warning. A file
+    read before, unchanged since, gives the same (frozen) tasks again: the environments of
+    one process (a vector environment's copies) read it once.
     """
     path, order = _resolve(source, environment=environment, default=default)
-    tasks: list[TaskT] = []
-    skipped: list[SkippedRecord] = []
-    for key, record in read_records(path):
-        try:
-            tasks.append(convert(key, record))
-        except (ValueError, TypeError, KeyError) as error:
-            skipped.append(SkippedRecord(key, f"{type(error).__name__}: {error}"))
+    tasks, skipped = _converted(path.resolve(), _digest(path), convert)
     if skipped:
         shown = "; ".join(f"{s.key}: {s.reason}" for s in skipped[:5])
         more = f" (and {len(skipped) - 5} more)" if len(skipped) > 5 else ""
@@ -242,6 +243,34 @@ def load_task_set(
         known = {t.index for t in tasks}
         order = [i for i in order if i in known]
     return TaskSet(tasks, order, name=str(source or default), skipped=skipped)
+
+
+def _digest(path: Path) -> bytes | None:
+    """The file's content digest (None for what is not a readable file: reading it says why)."""
+    try:
+        return hashlib.blake2b(path.read_bytes(), digest_size=16).digest()
+    except OSError:
+        return None
+
+
+@functools.lru_cache(maxsize=TASK_FILES_KEPT)
+def _converted(
+    path: Path, digest: bytes | None, convert: Callable[[str, dict[str, Any]], TaskT]
+) -> tuple[tuple[TaskT, ...], tuple[SkippedRecord, ...]]:
+    """The tasks of a file, and the records skipped, for the content of that `digest`."""
+    tasks: list[TaskT] = []
+    skipped: list[SkippedRecord] = []
+    for key, record in read_records(path):
+        try:
+            tasks.append(convert(key, record))
+        except (ValueError, TypeError, KeyError) as error:
+            skipped.append(SkippedRecord(key, f"{type(error).__name__}: {error}"))
+    return tuple(tasks), tuple(skipped)
+
+
+def clear_task_files() -> None:
+    """Forget the task files read before (a benchmark measures first reads)."""
+    _converted.cache_clear()
 
 
 def order_path(tasks_path: Path) -> Path:

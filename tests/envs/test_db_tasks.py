@@ -66,6 +66,21 @@ def test_skipped_records_are_reported(tmp_path, caplog):
     assert "skipped 2 of 5 records" in caplog.text
 
 
+def test_a_file_read_again_gives_the_same_tasks_until_its_content_changes(tmp_path):
+    path = task_file(tmp_path)
+    first, again = load_db_tasks(path), load_db_tasks(path)
+    assert first is not again and first.order is not again.order  # each its own set
+    assert all(first[i] is again[i] for i in first.indices)  # the frozen tasks, read once
+    text = path.read_text()
+    start = text.index('"instruction": "') + len('"instruction": "')
+    letter = "Q" if text[start] != "Q" else "Z"
+    path.write_text(text[:start] + letter + text[start + 1 :])  # the same size, within a tick
+    reread = load_db_tasks(path)
+    assert [reread[i].instruction for i in reread.indices] != [
+        first[i].instruction for i in first.indices
+    ]
+
+
 def test_bad_task_files_are_clear_errors(tmp_path):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")

@@ -15,6 +15,7 @@ import functools
 import sqlite3
 import weakref
 from collections.abc import Hashable, Iterator, Sequence
+from itertools import repeat
 from typing import Any
 
 from ..tasks import TableInfo
@@ -87,6 +88,7 @@ def clear_images() -> None:
     """Forget the cached task databases and empty tables (a benchmark measures cold starts)."""
     _task_image.cache_clear()
     _empty_table.cache_clear()
+    _numeric_columns.cache_clear()
 
 
 def _build(connection: sqlite3.Connection, table: TableInfo, schema: Hashable) -> None:
@@ -107,7 +109,7 @@ def _build(connection: sqlite3.Connection, table: TableInfo, schema: Hashable) -
     with task_values(connection), connection:  # committed, or rolled back when a row fails
         connection.execute("BEGIN")
         connection.executemany(
-            f"INSERT INTO {quote(table.name)} VALUES ({marks})", _stored_rows(table)
+            f"INSERT INTO {quote(table.name)} VALUES ({marks})", _stored_rows(table, schema)
         )
 
 
@@ -134,25 +136,38 @@ def _table_without_rows(table: TableInfo) -> bytes:
         return scratch.serialize()
 
 
-def _stored_rows(table: TableInfo) -> Sequence[Sequence[Any]]:
+def _stored_rows(table: TableInfo, schema: Hashable) -> Sequence[Sequence[Any]]:
     """The task's rows as MySQL stores them: numbers rounded to their column's type (only
     the rows holding such a number are copied)."""
-    numeric = [
-        (position, kind)
-        for position, c in enumerate(table.column_info_list)
-        if (kind := column_type(c.type)) is not None and kind[0] in ("int", "decimal")
-    ]
-    rows: list[Sequence[Any]] = list(table.row_list)
-    for index, row in enumerate(rows):
-        stored: list[Any] | None = None
-        for position, (name, scale) in numeric:
-            value = row[position]
+    rows = table.row_list
+    changed: dict[int, list[Any]] = {}
+    for position, (name, scale) in _numeric_columns(schema):
+        column = [row[position] for row in rows]
+        kinds = set(map(type, column))
+        if float not in kinds:
+            continue
+        if kinds == _FLOATS and list(map(round, column, repeat(scale))) == column:
+            continue  # every number at the column's scale already, as task files mostly hold
+        for index, value in enumerate(column):
             if type(value) is float and round(value, scale) != value:
-                if stored is None:
-                    stored = list(row)
+                stored = changed.setdefault(index, list(rows[index]))
                 stored[position] = (
                     cast_signed(value) if name == "int" else decimal_value(value, scale)
                 )
-        if stored is not None:
-            rows[index] = stored
-    return rows
+    if not changed:
+        return rows
+    return [changed.get(index, row) for index, row in enumerate(rows)]
+
+
+_FLOATS = {float}
+
+
+@functools.lru_cache(maxsize=IMAGE_CACHE)
+def _numeric_columns(schema: Hashable) -> list[tuple[int, tuple[str, int]]]:
+    """The positions and numeric types of a schema's integer and DECIMAL columns."""
+    _, columns = schema  # type: ignore[misc]
+    return [
+        (position, kind)
+        for position, (_, declared) in enumerate(columns)
+        if (kind := column_type(declared)) is not None and kind[0] in ("int", "decimal")
+    ]
