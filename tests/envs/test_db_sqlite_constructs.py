@@ -211,3 +211,36 @@ def test_every_new_construct_is_marked_for_the_translator():
     for sql in statements:
         words = {w.upper() for w in re.findall(r"\w+", sql)}
         assert words & TRANSLATED_WORDS, sql
+
+
+SORTED_VALUES = [
+    "b", "B", "a", "A ", "a", "_x", "[", "`", "Zeta", "zeta  ", "é", "E", "Ë", "ß", "ss",
+    "", " ", "a b", "A\tb", "1", "10", "9", "ñandú", "Nandu", "Ωmega", "ωmega", None, None,
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT v, rowid FROM t ORDER BY {key}, rowid",
+        "SELECT v, rowid FROM t ORDER BY {key} DESC, rowid",
+        "SELECT v, count(*) FROM t GROUP BY {key} ORDER BY {key}, min(rowid)",
+    ],
+)
+def test_sorting_by_sort_key_is_sorting_by_the_collation(query):
+    """SORT_KEY (a Python call a row) orders and groups text as the collation does (a Python
+    call a comparison): the translation sorts a text column alone by it."""
+    table = TableInfo(
+        name="t",
+        column_info_list=(ColumnInfo(name="v", type="VARCHAR(20)"),),
+        row_list=tuple((value,) for value in SORTED_VALUES) + ((12,), (b"\xff",)),
+    )
+    backend = SqliteBackend()
+    try:
+        backend.start(table)
+        by_collation = backend._require().execute(query.format(key="v")).fetchall()
+        by_key = backend._require().execute(query.format(key="SORT_KEY(v)")).fetchall()
+    finally:
+        backend.close()
+    assert by_key == by_collation
+    assert len(by_collation) > 15  # the values do not all tie

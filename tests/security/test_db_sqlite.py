@@ -294,3 +294,19 @@ def test_sqlites_own_catalog_is_a_missing_table(env, sql):
     shown, info = _run(env, QUERY, sql)
     assert shown[0].startswith("Error: no such table: sqlite_")
     assert info["status"] == "completed"
+
+
+def test_long_texts_sorted_by_the_collation_are_not_kept(env):
+    """The collation's keys of texts that are not ASCII are cached, but only for short
+    texts: sorting and comparing long ones, task after task, keeps nothing of them."""
+    from lifelong_gym.envs.db.backends import sqlite_functions
+
+    kept = sqlite_functions._folded_key.cache_info().currsize
+    long_rows = (
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) "
+        "SELECT COUNT(*) FROM (SELECT CONCAT(REPEAT('é', 5000), i) AS v FROM n) AS d "
+        "WHERE v = 'x' OR v > 'é'"
+    )
+    shown, info = _run(env, QUERY, long_rows)
+    assert "200" in shown[0] and info["status"] == "completed"
+    assert sqlite_functions._folded_key.cache_info().currsize - kept < 5

@@ -55,15 +55,24 @@ def _too_big(size: int) -> None:
         raise ValueError(f"the result would exceed {MAX_VALUE_BYTES} bytes")
 
 
-@functools.lru_cache(maxsize=65536)
 def collation_key(text: str) -> str:
     """utf8mb4_general_ci's weight: accents dropped, case folded, trailing spaces ignored."""
     if text.isascii():
         return text.rstrip(" ").upper()
+    return _folded_key(text) if len(text) <= KEPT_KEY_LENGTH else _folded(text)
+
+
+KEPT_KEY_LENGTH = 256  # longer texts' keys are not kept: the cache stays within ~35 MB
+
+
+def _folded(text: str) -> str:
     stripped = "".join(
         c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c)
     )
     return stripped.rstrip(" ").upper()
+
+
+_folded_key = functools.lru_cache(maxsize=16384)(_folded)
 
 
 def compare_text(left: str, right: str) -> int:
@@ -75,6 +84,13 @@ def compare_text(left: str, right: str) -> int:
     else:
         a, b = collation_key(left), collation_key(right)
     return (a > b) - (a < b)
+
+
+def sort_key(value: Any) -> Any:
+    """What a sort by the collation compares, as a value SQLite compares byte by byte: text's
+    `collation_key` (a Python call a row, where the collation makes one a comparison);
+    numbers, blobs and NULL as they are."""
+    return collation_key(value) if type(value) is str else value
 
 
 def exact(value: Any) -> Decimal | None:
@@ -402,7 +418,7 @@ class OrderedGroupConcat:
             items = [
                 item
                 for item in items
-                if not (_group_key(item[0]) in seen or seen.add(_group_key(item[0])))
+                if not (sort_key(item[0]) in seen or seen.add(sort_key(item[0])))
             ]
         if not items:
             return None
@@ -411,10 +427,6 @@ class OrderedGroupConcat:
             items = sorted(items, key=lambda i: _sort_key(i[1][position]), reverse=descending)
         joined = self.separator.join(_text(value) for value, _ in items)
         return joined.encode("utf-8")[:GROUP_CONCAT_MAX_LEN].decode("utf-8", "ignore")
-
-
-def _group_key(value: Any) -> Any:
-    return collation_key(value) if isinstance(value, str) else value
 
 
 def _sort_key(value: Any) -> tuple[int, Any]:
@@ -431,6 +443,7 @@ def _constant(value: Any) -> Callable[[], Any]:
 
 SCALAR_FUNCTIONS: dict[str, tuple[int, Callable[..., Any]]] = {
     "DEC": (2, decimal_value),
+    "SORT_KEY": (1, sort_key),
     "DEC_TEXT": (2, decimal_text),
     "ROUND": (-1, mysql_round),
     "ROUND_DOUBLE": (-1, round_double),

@@ -20,7 +20,7 @@ import re
 from sqlglot.dialects.mysql import MySQL
 
 from .sqlite_functions import COLLATION
-from .sqlite_types import NumericType, column_type, combine_types
+from .sqlite_types import NumericType, column_type, combine_types, is_text
 
 _TOKEN = re.compile(
     r"[ \t\r\n]*(?:(?P<word>[A-Za-z_][A-Za-z0-9_]*)"
@@ -40,6 +40,7 @@ _SQLGLOT_WORDS = frozenset(MySQL.Tokenizer.KEYWORDS) - _KEYWORDS
 _COMPARISONS = frozenset({"=", "<>", "!=", "<", ">", "<=", ">="})
 _ENDS = frozenset({"FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "AND", "OR"})
 _ENDS |= frozenset({",", ")", ";", ""})
+_SORT_KEY_ENDS = frozenset({"ASC", "DESC", "HAVING", "ORDER", "LIMIT", ",", ")", ";", ""})
 
 Token = tuple[str, str, int, int]  # kind (kw, name, number, string, op), text, start, end
 Operand = tuple[str, NumericType | None]  # kind (column, string, number, null, other), type
@@ -231,12 +232,28 @@ class _Reader:
             self.condition()
 
     def sort_key(self) -> None:
+        """A GROUP BY or ORDER BY term; a text column alone is sorted by `SORT_KEY`, which
+        orders as the collation does at a Python call a row, not one a comparison."""
         if self.kind() == "number":
             self.take()
+        elif self._text_column_alone():
+            _, _, start, end = self.take()
+            self.inserts += [(start, "SORT_KEY("), (end, ")")]
         else:
             self.operand(typed=False)
         if not self.accept("ASC"):
             self.accept("DESC")
+
+    def _text_column_alone(self) -> bool:
+        kind, name, *_ = self.tokens[self.at]
+        declared = self.columns.get(name.lower())
+        return (
+            kind == "name"
+            and declared is not None
+            and is_text(declared)
+            and name.lower() not in {d.lower() for d in self.defined}  # not an alias
+            and self.peek(1) in _SORT_KEY_ENDS
+        )
 
     def integer(self) -> None:
         kind, text, *_ = self.take()

@@ -27,7 +27,7 @@ from .sqlite_catalog import SCHEMA, Catalog, serve_views, view_types, views_of
 from .sqlite_expand import NotServed, Refused, expand
 from .sqlite_functions import COLLATION
 from .sqlite_quick import quick_translation
-from .sqlite_types import NumericType, numeric_type
+from .sqlite_types import NumericType, is_text, numeric_type
 
 # Words that make a statement need this translator whatever else it holds: a fast path
 # that skips sqlglot must send a statement with one of them (outside strings) here
@@ -100,6 +100,16 @@ _NAMED = {
     exp.Left: "MYSQL_LEFT",
     exp.Right: "MYSQL_RIGHT",
 }
+
+
+def _sorts_a_query(node: exp.Expression) -> bool:
+    """Whether `node` is a whole GROUP BY or ORDER BY term of a SELECT (not of a window or
+    of a compound query, whose ORDER BY names result columns)."""
+    parent = node.parent
+    if isinstance(parent, exp.Ordered):
+        parent = parent.parent
+        return isinstance(parent, exp.Order) and isinstance(parent.parent, exp.Select)
+    return isinstance(parent, exp.Group) and isinstance(parent.parent, exp.Select)
 
 
 def call(name: str, *arguments: exp.Expression) -> exp.Anonymous:
@@ -267,6 +277,17 @@ class _Rewriter:
     def _trunc(self, node: exp.Trunc) -> exp.Expression:
         return call("TRUNCATE", node.this, node.args.get("decimals") or _number(0))
 
+    def _sort_column(self, node: exp.Column) -> exp.Expression:
+        """A text column alone as a query's GROUP BY or ORDER BY term is sorted by SORT_KEY:
+        the collation's order at a Python call a row, where the collation makes one a
+        comparison (as `sqlite_quick` writes it)."""
+        if node.table or not _sorts_a_query(node):
+            return node
+        declared = self.columns.get(node.name.lower())
+        if declared is None or not is_text(declared) or node.name.lower() in self.aliases:
+            return node
+        return call("SORT_KEY", node.copy())
+
     def _mod(self, node: exp.Mod) -> exp.Expression:
         if self.type_of(node) == ("int", 0):
             return node  # SQLite's % on integers already follows MySQL
@@ -384,6 +405,7 @@ _HANDLERS = {
     exp.NumberToStr: _Rewriter._format,
     exp.Trunc: _Rewriter._trunc,
     exp.Mod: _Rewriter._mod,
+    exp.Column: _Rewriter._sort_column,
     exp.Round: _Rewriter._round,
     exp.Cast: _Rewriter._cast,
     exp.Concat: _Rewriter._concat,
