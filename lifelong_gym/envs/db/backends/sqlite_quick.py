@@ -6,8 +6,9 @@ millisecond; this token scan and small grammar take a few tens of microseconds. 
 only a short list of keywords, the task's own column and table names, aliases, plain
 literals, COUNT / MIN / MAX / SUM / AVG / ROUND and + - *, and writes what the translation
 (`sqlite_translate`) writes for them: the statement as it is, with `DEC(..., scale)` around
-an outermost exact-number aggregate or arithmetic (MySQL's scale) and the collation after a
-text literal compared with an operand of no known type. Anything else (other functions,
+an outermost exact-number aggregate or arithmetic (MySQL's scale), the collation after a
+text literal compared with an operand of no known type, and `SORT_KEY(...)` around a text
+column alone as a GROUP BY or ORDER BY term. Anything else (other functions,
 division, backticks, comments, escapes, words it does not know, sqlglot's keywords, text
 read as a number) returns None and goes through the translation, so constructs added there
 later keep working.
