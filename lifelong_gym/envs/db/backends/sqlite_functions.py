@@ -424,12 +424,14 @@ class OrderedGroupConcat:
             return None
         for position in reversed(range(0, len(items[0][1]), 2)):
             descending = bool(items[0][1][position + 1])
-            items = sorted(items, key=lambda i: _sort_key(i[1][position]), reverse=descending)
+            items = sorted(items, key=lambda i: _class_and_key(i[1][position]), reverse=descending)
         joined = self.separator.join(_text(value) for value, _ in items)
         return joined.encode("utf-8")[:GROUP_CONCAT_MAX_LEN].decode("utf-8", "ignore")
 
 
-def _sort_key(value: Any) -> tuple[int, Any]:
+def _class_and_key(value: Any) -> tuple[int, Any]:
+    """A value's place in SQLite's order for a Python sort: NULL, then numbers, then text
+    by the collation (`sort_key` alone leaves the classes to SQLite)."""
     if value is None:
         return (0, 0)
     if isinstance(value, str):

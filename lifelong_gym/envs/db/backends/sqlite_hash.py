@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
-from ..table_hash import texts_hash
+from ..table_hash import row_text, texts_hash
 
 _DECIMAL_SCALE = re.compile(r"(?:DECIMAL|NUMERIC|DEC|FIXED)\s*\(\s*\d+\s*,\s*(\d+)\s*\)", re.I)
 _INTEGER = re.compile(r"\b(?:TINY|SMALL|MEDIUM|BIG)?INT(?:EGER)?\b|\bBOOL(?:EAN)?\b", re.I)
@@ -34,8 +34,8 @@ def read_table_hash(
     ]
     printed_rows = zip(*printed, strict=True)
     if any(None in values for values in printed):
-        return texts_hash([",".join([v for v in row if v is not None]) for row in printed_rows])
-    return texts_hash(map(",".join, printed_rows))
+        return texts_hash(map(row_text, printed_rows))
+    return texts_hash(map(",".join, printed_rows))  # `row_text` of rows without NULLs
 
 
 def printed_column(declared_type: str, values: tuple[Any, ...]) -> Sequence[str | None]:
