@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from lifelong_gym.envs.db.backends import statement_guard
@@ -43,3 +45,33 @@ def test_the_plain_scan_finds_the_words_the_lexer_finds(backslash_escapes):
         words = statement_guard._words(sql, backslash_escapes)
         assert words == statement_guard._lexed_words(sql, backslash_escapes), sql
     assert plain > 400  # most shipped statements take the plain scan
+
+
+DENIED_SPELLINGS = [
+    "SELECT get_lock('y', 0)",
+    "SELECT `GET_LOCK`('y', 0)",
+    "SELECT * FROM t INTO DUMP\ufb01LE '/tmp/x'",  # the ligature upper-cases to FI
+    "SELECT load_\ufb01le('/etc/passwd')",
+    "SELECT \u0131s_free_lock('y')",  # dotless i upper-cases to I
+    "SELECT MA\ufb05ER_POS_WAIT('x', 1)",  # the ligature upper-cases to ST
+]
+
+
+def test_the_denied_words_are_found_as_the_words_are():
+    # the guard looks at the words only when the upper-cased text holds a denied word; its
+    # verdict must be the one the words give (each word without its backtick, upper-cased)
+    for sql in [*_statements(), *DENIED_SPELLINGS]:
+        words = statement_guard._words(sql, True)
+        if isinstance(words, str):
+            continue
+        denied = {w.lstrip("`").upper() for w in words} & statement_guard.DENIED_WORDS
+        reason = statement_guard.refusal(sql)
+        assert bool(denied) == bool(reason and reason.endswith("is not allowed")), sql
+    assert all(statement_guard.refusal(sql) for sql in DENIED_SPELLINGS)
+
+
+def test_the_plain_pattern_accepts_what_a_character_at_a_time_accepts():
+    one_at_a_time = re.compile(r"(?:[^\x80-\U0010ffff#\-/\"`'\\]|'[^'\\\x80-\U0010ffff]*')*")
+    for sql in [*_statements(), "a" * 5000 + "#", "'" * 501, "x'y'z'"]:
+        found = statement_guard._PLAIN.fullmatch(sql) is not None
+        assert found == (one_at_a_time.fullmatch(sql) is not None), sql

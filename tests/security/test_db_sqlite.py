@@ -310,3 +310,20 @@ def test_long_texts_sorted_by_the_collation_are_not_kept(env):
     shown, info = _run(env, QUERY, long_rows)
     assert "200" in shown[0] and info["status"] == "completed"
     assert sqlite_functions._folded_key.cache_info().currsize - kept < 5
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("before", [(), ("SELECT COUNT(*) FROM `shop items`",)])
+def test_the_task_database_stops_at_its_page_limit(env, before):
+    # 100 rows of 900 kB pass the 64 MiB limit, whether the write is the task's first
+    # statement or comes after a query (the limit is set before the first write)
+    grow = (
+        "INSERT INTO `shop items` (name) WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL "
+        "SELECT i + 1 FROM r WHERE i < 100) SELECT REPEAT('x', 900000) FROM r"
+    )
+    before_mib = _peak_mib()
+    shown, info = _run(env, INSERT, *before, grow, "SELECT COUNT(*) FROM `shop items`")
+    assert shown[-2] == "Error: database or disk is full"
+    assert shown[-1] == "[(3,)]"  # the statement failed whole
+    assert _peak_mib() - before_mib < 300
+    assert info["status"] == "completed"

@@ -10,9 +10,9 @@ within a deadline, a per-value size limit and a database size limit (docs/securi
 from __future__ import annotations
 
 import ctypes
-import functools
 import sqlite3
 import time
+from collections.abc import Callable
 from typing import Any
 
 from sqlglot.errors import SqlglotError
@@ -44,6 +44,8 @@ _DENIED_ACTIONS = {
 # SQLite's catalog (also read as sqlite_schema, sqlite_temp_schema): not MySQL's, and the
 # agent's schema questions are answered from the declared schema (sqlite_schema.py)
 _CATALOG_TABLES = {"sqlite_master", "sqlite_temp_master"}
+_READ, _FUNCTION = sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION
+_OK, _DENY = sqlite3.SQLITE_OK, sqlite3.SQLITE_DENY
 DATABASE_PAGES = 16_384  # 64 MiB of 4 KiB pages, for the task database and for temp tables
 RESULT_BYTES = 4_000_000  # values fetched for one observation, at most
 HEAP_LIMIT = 1 << 30  # SQLite's heap in this process, at most (a hard limit)
@@ -87,6 +89,7 @@ class SqliteBackend(DatabaseBackend):
         self._table: TableInfo | None = None
         self._deadline = 0.0
         self._discarded = True  # no task's work is on the connection
+        self._size_bounded = False  # the task database's page limit is set
 
     def start(self, table: TableInfo) -> None:
         """A fresh in-memory database holding `table` (built the first time, then kept as an
@@ -95,10 +98,9 @@ class SqliteBackend(DatabaseBackend):
         if self._connection is None:
             self._connection = _open()
             self._connection.set_progress_handler(self._past_deadline, 10_000)
-        load_task_database(self._connection, table)
+        self._catalog = (load_task_database(self._connection, table),)
         self._discarded = False
-        self._connection.execute(f"PRAGMA max_page_count = {DATABASE_PAGES}")
-        self._catalog = ((table.name, tuple((c.name, c.type) for c in table.column_info_list)),)
+        self._size_bounded = False  # `deserialize` lifted it; set before the first write
         self._table = table
 
     def execute(self, sql: str) -> StatementResult:
@@ -172,11 +174,16 @@ class SqliteBackend(DatabaseBackend):
     # -- internals --------------------------------------------------------------------
 
     def _run(self, connection: sqlite3.Connection, statement: Translation) -> StatementResult:
+        if not self._size_bounded and not _is_query(statement.sql):
+            # a query cannot grow the database: its page limit costs a start 15 us (the
+            # pragma reads the schema after `deserialize`), paid only by tasks that write
+            connection.execute(f"PRAGMA main.max_page_count = {DATABASE_PAGES}")
+            self._size_bounded = True
         if statement.stores:
             self._install_storage_triggers(connection)
         self._deadline = time.monotonic() + self.statement_timeout
         catalog_read: list[str] = []  # SQLite's own catalog tables the statement reads
-        connection.set_authorizer(functools.partial(_authorize, catalog_read))
+        connection.set_authorizer(_authorizer(catalog_read))
         try:
             cursor = connection.execute(statement.sql)
             if cursor.description is None:
@@ -249,6 +256,12 @@ def _open() -> sqlite3.Connection:
     return connection
 
 
+def _is_query(sql: str) -> bool:
+    """Whether a translated statement is a plain query (SQLite's SELECT writes nothing; a
+    statement that begins otherwise, WITH, VALUES or a parenthesis included, may)."""
+    return sql[:7].upper() == "SELECT "
+
+
 def _storage_trigger(table: TableInfo) -> str | None:
     """A trigger (format `event`) that stores written numbers as MySQL's column types do.
 
@@ -280,16 +293,18 @@ def _storage_trigger(table: TableInfo) -> str | None:
     )
 
 
-def _authorize(
-    catalog_read: list[str], action: int, first: str | None, second: str | None, *_: Any
-) -> int:
-    if action == sqlite3.SQLITE_READ and first in _CATALOG_TABLES:
-        catalog_read.append(first)  # SQLite's schema, which MySQL does not have
-        return sqlite3.SQLITE_DENY
-    if action == sqlite3.SQLITE_FUNCTION:
-        return (
-            sqlite3.SQLITE_OK
-            if (second or "").lower() in ALLOWED_FUNCTIONS
-            else sqlite3.SQLITE_DENY
-        )
-    return sqlite3.SQLITE_DENY if action in _DENIED_ACTIONS else sqlite3.SQLITE_OK
+def _authorizer(catalog_read: list[str]) -> Callable[..., int]:
+    """The agent's authorizer (a closure: a partial's call cost more at every column read);
+    the SQLite catalog tables the statement reads are noted in `catalog_read`."""
+
+    def authorize(action: int, first: str | None, second: str | None, *_: Any) -> int:
+        if action == _READ:
+            if first in _CATALOG_TABLES:
+                catalog_read.append(first)  # SQLite's schema, which MySQL does not have
+                return _DENY
+            return _OK
+        if action == _FUNCTION:
+            return _OK if (second or "").lower() in ALLOWED_FUNCTIONS else _DENY
+        return _DENY if action in _DENIED_ACTIONS else _OK
+
+    return authorize

@@ -21,7 +21,8 @@ from .sqlite_types import column_facts, is_text, mariadb_type
 
 DATABASE = "main"
 SCHEMA = "information_schema"
-Catalog = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]  # (table, ((column, type), ...))
+Schema = tuple[str, tuple[tuple[str, str], ...]]  # (table, ((column, declared type), ...))
+Catalog = tuple[Schema, ...]
 
 _PAGE = 16384  # InnoDB's DATA_LENGTH for a table that fits one page
 _CHARSET = ("utf8mb4", "utf8mb4_general_ci")

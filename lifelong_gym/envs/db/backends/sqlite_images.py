@@ -19,6 +19,7 @@ from itertools import repeat
 from typing import Any
 
 from ..tasks import TableInfo
+from .sqlite_catalog import Schema
 from .sqlite_functions import COLLATION, MAX_VALUE_BYTES, cast_signed, compare_text, decimal_value
 from .sqlite_types import column_type, storage_type
 
@@ -73,15 +74,18 @@ def _empty_table(schema: Hashable) -> list[bytes]:
     return []
 
 
-def load_task_database(connection: sqlite3.Connection, table: TableInfo) -> None:
-    """Make `connection`'s database a fresh copy of the task's: `table` and its rows."""
+def load_task_database(connection: sqlite3.Connection, table: TableInfo) -> Schema:
+    """Make `connection`'s database a fresh copy of the task's: `table` and its rows.
+
+    Returns the table's name and declared columns (computed once a table)."""
     key = _image_key(table)
     image = _task_image(key)
     if image:
         connection.deserialize(image[0])
-        return
-    _build(connection, table, key.schema)
-    image[:] = [connection.serialize()]
+    else:
+        _build(connection, table, key.schema)
+        image[:] = [connection.serialize()]
+    return key.schema
 
 
 def clear_images() -> None:

@@ -23,11 +23,13 @@ from sqlglot.dialects.mysql import MySQL
 from .sqlite_functions import COLLATION
 from .sqlite_types import NumericType, column_type, combine_types, is_text
 
+# blanks, then one token: a word, a number, a string or an operator (`findall` gives each
+# token's five groups at once, a third cheaper than a match object a token)
 _TOKEN = re.compile(
-    r"[ \t\r\n]*(?:(?P<word>[A-Za-z_][A-Za-z0-9_]*)"
-    r"|(?P<number>(?:\d+(?:\.\d*)?|\.\d+)(?![\w.]))"
-    r"|(?P<string>'(?:[^'\\]|'')*')"
-    r"|(?P<op><>|!=|<=|>=|-(?!-)|[=<>(),.*;+]))"  # `--` is a comment to SQLite alone
+    r"([ \t\r\n]*)(?:([A-Za-z_][A-Za-z0-9_]*)"
+    r"|((?:\d+(?:\.\d*)?|\.\d+)(?![\w.]))"
+    r"|('(?:[^'\\]|'')*')"
+    r"|(<>|!=|<=|>=|-(?!-)|[=<>(),.*;+]))"  # `--` is a comment to SQLite alone
 )
 _KEYWORDS = frozenset(
     "SELECT DISTINCT FROM WHERE AND OR NOT IN IS NULL BETWEEN LIKE GROUP ORDER BY ASC DESC "
@@ -43,6 +45,7 @@ _ENDS = frozenset({"FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "AND", 
 _ENDS |= frozenset({",", ")", ";", ""})
 _SORT_KEY_ENDS = frozenset({"ASC", "DESC", "HAVING", "ORDER", "LIMIT", ",", ")", ";", ""})
 
+_PAST_END = ["", "", ""]  # what `peek(2)` reads past the last token
 Token = tuple[str, str, int, int]  # kind (kw, name, number, string, op), text, start, end
 Operand = tuple[str, NumericType | None]  # kind (column, string, number, null, other), type
 
@@ -76,21 +79,26 @@ def _tokens(sql: str, columns: dict[str, str]) -> list[Token] | None:
     """The tokens, words upper-cased; None at anything outside the scan's tokens."""
     found: list[Token] = []
     position, end = 0, len(sql.rstrip())
-    while position < end:
-        match = _TOKEN.match(sql, position)
-        if match is None:
-            return None
-        kind = match.lastgroup
-        assert kind is not None
-        text, start = match.group(kind), match.start(kind)
-        if kind == "word":
-            upper = text.upper()
-            if upper in _SQLGLOT_WORDS and not (upper in _COLUMN_WORDS and text.lower() in columns):
+    for blank, word, number, string, operator in _TOKEN.findall(sql, 0, end):
+        start = position + len(blank)
+        if word:
+            position = start + len(word)
+            upper = word.upper()
+            if upper in _KEYWORDS:
+                found.append(("kw", upper, start, position))
+            elif upper in _SQLGLOT_WORDS and not (
+                upper in _COLUMN_WORDS and word.lower() in columns
+            ):
                 return None
-            kind, text = ("kw", upper) if upper in _KEYWORDS else ("name", text)
-        found.append((kind, text, start, match.end()))
-        position = match.end()
-    return found
+            else:
+                found.append(("name", word, start, position))
+        else:
+            text = operator or number or string  # a token is never empty
+            kind = "op" if operator else "number" if number else "string"
+            position = start + len(text)
+            found.append((kind, text, start, position))
+    # `findall` passes over what no token matches: then the tokens fall short of the end
+    return found if position == end else None
 
 
 class _Reader:
@@ -98,6 +106,11 @@ class _Reader:
 
     def __init__(self, tokens: list[Token], columns: dict[str, str], tables: tuple[str, ...]):
         self.tokens = tokens
+        # what the hot calls read, past the end too (as ""): each token's text and kind, and
+        # its mark (the text of a keyword or operator, None for a name or literal)
+        self.texts = [token[1] for token in tokens] + _PAST_END
+        self.kinds = [token[0] for token in tokens] + _PAST_END
+        self.marks = [t[1] if t[0] in ("kw", "op") else None for t in tokens] + _PAST_END
         self.at = 0
         self.columns = columns
         self.tables = frozenset(tables)
@@ -109,11 +122,10 @@ class _Reader:
     # -- tokens --------------------------------------------------------------------
 
     def peek(self, ahead: int = 0) -> str:
-        index = self.at + ahead
-        return self.tokens[index][1] if index < len(self.tokens) else ""
+        return self.texts[self.at + ahead]
 
     def kind(self) -> str:
-        return self.tokens[self.at][0] if self.at < len(self.tokens) else ""
+        return self.kinds[self.at]
 
     def take(self) -> Token:
         token = self.tokens[self.at]
@@ -121,7 +133,7 @@ class _Reader:
         return token
 
     def accept(self, text: str) -> bool:
-        if self.peek() == text and self.kind() in ("kw", "op"):
+        if self.marks[self.at] == text:
             self.at += 1
             return True
         return False
@@ -313,7 +325,7 @@ class _Reader:
 
     def predicate(self) -> None:
         left, left_end = self.operand(typed=True), self.end()
-        if self.peek() in _COMPARISONS and self.kind() == "op":
+        if self.marks[self.at] in _COMPARISONS:
             self.take()
             right = self.operand(typed=True)
             self.compare(left, left_end, right, self.end())
@@ -365,7 +377,7 @@ class _Reader:
         aggregate or arithmetic is rounded to MySQL's scale as the translation does."""
         start = self.start()
         found = self.term(typed)
-        while self.peek() in ("+", "-") and self.kind() == "op":
+        while self.marks[self.at] in ("+", "-"):
             self.take()
             found = ("arithmetic", combine_types(found[1], self.term(typed)[1], "add"))
         if found[0] not in ("arithmetic", "aggregate"):
@@ -376,7 +388,7 @@ class _Reader:
 
     def term(self, typed: bool) -> Operand:
         found = self.primary(typed)
-        while self.peek() == "*" and self.kind() == "op":
+        while self.marks[self.at] == "*":
             self.take()
             found = ("arithmetic", combine_types(found[1], self.primary(typed)[1], "mul"))
         return found

@@ -40,12 +40,17 @@ DENIED_WORDS = frozenset(
         "MASTER_POS_WAIT", "MASTER_GTID_WAIT", "SOURCE_POS_WAIT",
     }
 )  # fmt: skip
+# a word that upper-cases to a denied word leaves that word in the upper-cased statement
+_DENIED_TEXT = re.compile("|".join(sorted(DENIED_WORDS)))
+_RULED_BY_REST = frozenset({"BEGIN", "START", "COMMIT", "ROLLBACK", "SHOW"})
 ALLOWED_TEXT = "queries, INSERT, REPLACE, UPDATE, DELETE, SHOW, DESCRIBE, EXPLAIN and transactions"
 _WORD = re.compile(r"[A-Za-z0-9_$\x80-\U0010ffff]+")
 _BLANK = re.compile(r"\s+")
 # a statement of ASCII without comments, escapes, double quotes or backticks, its single
 # quotes paired (most statements): its words are found by one regular expression
-_PLAIN = re.compile(r"(?:[^\x80-\U0010ffff#\-/\"`'\\]|'[^'\\\x80-\U0010ffff]*')*")
+# (possessive: a run is taken whole and never split again, so a statement that is not plain
+# fails at once, and the runs make it a sixth of the time of a character at a time)
+_PLAIN = re.compile(r"(?:[^\x80-\U0010ffff#\-/\"`'\\]++|'[^'\\\x80-\U0010ffff]*+')*+")
 _PLAIN_TOKEN = re.compile(r"'[^']*'|[A-Za-z0-9_$]+|[(:]")
 
 
@@ -73,7 +78,8 @@ def refusal(sql: str, *, backslash_escapes: bool = True) -> str | None:
         return f"{first} statements are not allowed; the task needs only {ALLOWED_TEXT}"
     if len(words) > 1 and words[1] == ":":
         return "labels open compound statements, which are not allowed"
-    rest = [w.upper() for w in words[1:]]
+    # the words after the first, for the statements whose rule reads them
+    rest = [w.upper() for w in words[1:]] if first in _RULED_BY_REST else []
     if first == "BEGIN" and rest not in ([], ["WORK"]):
         return "BEGIN may only open a transaction (BEGIN or BEGIN WORK), not a compound statement"
     if first == "START" and rest[:1] != ["TRANSACTION"]:
@@ -83,6 +89,8 @@ def refusal(sql: str, *, backslash_escapes: bool = True) -> str | None:
     shown = rest[1:] if rest[:1] == ["FULL"] else rest  # SHOW FULL TABLES, SHOW FULL COLUMNS
     if first == "SHOW" and (not shown or shown[0] not in SHOW_WORDS):
         return "SHOW may only list the task's tables, columns, indexes, warnings and errors"
+    if _DENIED_TEXT.search(sql.upper()) is None:  # most statements: no word to look at
+        return None
     denied = sorted({w.lstrip("`").upper() for w in words} & DENIED_WORDS)
     if denied:
         return f"{', '.join(denied)} is not allowed"
