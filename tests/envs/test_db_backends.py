@@ -278,3 +278,50 @@ def test_a_column_printed_at_once_is_each_value_printed(declared, values):
     from lifelong_gym.envs.db.backends.sqlite_hash import printed_column, text_renderer
 
     assert list(printed_column(declared, values)) == list(map(text_renderer(declared), values))
+
+
+def test_a_column_is_at_its_scale_exactly_when_round_keeps_every_number():
+    from lifelong_gym.envs.db.backends.sqlite_images import _at_scale
+
+    rng = np.random.default_rng(7)
+    columns = [
+        ((1.5, 2.25, -0.0, 1234567.89), 2),
+        ((1.005, 2.675), 2),
+        ((0.1 + 0.2,), 2),
+        ((3.0, 4.0, -12.0), 0),
+        ((3.5,), 0),
+        ((2.0**52 / 100, 1.25), 2),  # past the exact range: left to round
+        ((45035996273704.96,), 2),
+        ((float("inf"), 1.5), 2),
+        ((float("nan"),), 2),
+        ((1e300, -1e-300), 4),
+        ((0.1,), 30),
+        *(
+            (tuple(rng.integers(-(10**9), 10**9, 50) / 10.0**scale), scale)
+            for scale in range(0, 7)
+        ),
+        *(
+            (tuple(rng.integers(-(10**9), 10**9, 50) / 10.0**scale + 10.0**-9), scale)
+            for scale in range(0, 7)
+        ),
+    ]
+    for column, scale in columns:
+        assert _at_scale(column, scale) == all(round(v, scale) == v for v in column), column
+
+
+def test_the_rows_of_a_task_are_stored_at_their_columns_scale():
+    table = TableInfo(
+        name="t",
+        column_info_list=(
+            ColumnInfo(name="n", type="INT"),
+            ColumnInfo(name="d", type="DECIMAL(10,2)"),
+        ),
+        row_list=((1, 2.5), (2.0, 1.005), (27.6, 4500.555), (3, 7.0)),
+    )
+    backend = SqliteBackend()
+    try:
+        backend.start(table)
+        rows = backend.execute("SELECT n, d FROM t").rows
+    finally:
+        backend.close()
+    assert rows == [(1, 2.5), (2, 1.01), (28, 4500.56), (3, 7.0)]

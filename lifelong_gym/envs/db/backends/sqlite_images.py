@@ -16,6 +16,7 @@ import sqlite3
 import weakref
 from collections.abc import Hashable, Iterator, Sequence
 from itertools import repeat
+from operator import mul, truediv
 from typing import Any
 
 from ..tasks import TableInfo
@@ -144,13 +145,17 @@ def _stored_rows(table: TableInfo, schema: Hashable) -> Sequence[Sequence[Any]]:
     """The task's rows as MySQL stores them: numbers rounded to their column's type (only
     the rows holding such a number are copied)."""
     rows = table.row_list
+    numeric = _numeric_columns(schema)
+    if not rows or not numeric:
+        return rows
+    columns = list(zip(*rows, strict=True))  # rows fit their columns (checked at load)
     changed: dict[int, list[Any]] = {}
-    for position, (name, scale) in _numeric_columns(schema):
-        column = [row[position] for row in rows]
+    for position, (name, scale) in numeric:
+        column = columns[position]
         kinds = set(map(type, column))
         if float not in kinds:
             continue
-        if kinds == _FLOATS and list(map(round, column, repeat(scale))) == column:
+        if kinds == _FLOATS and _at_scale(column, scale):
             continue  # every number at the column's scale already, as task files mostly hold
         for index, value in enumerate(column):
             if type(value) is float and round(value, scale) != value:
@@ -164,6 +169,25 @@ def _stored_rows(table: TableInfo, schema: Hashable) -> Sequence[Sequence[Any]]:
 
 
 _FLOATS = {float}
+_EXACT_PRODUCTS = 2.0**52  # below it, a double's spacing is finer than 1
+
+
+def _at_scale(column: tuple[float, ...], scale: int) -> bool:
+    """Whether `round(v, scale) == v` for every number of `column`, at a third of its cost.
+
+    `v` is at its scale when it is the double nearest `k / 10**scale` for the integer
+    `k = round(v * 10**scale)`: exact while `|v| * 10**scale` stays below 2**52 and
+    `10**scale` is a double exactly; larger numbers, infinity and NaN are left to `round`."""
+    if scale > 22:
+        return tuple(map(round, column, repeat(scale))) == column
+    factor = 10.0**scale
+    try:
+        if max(map(abs, column)) * factor >= _EXACT_PRODUCTS:
+            return tuple(map(round, column, repeat(scale))) == column
+        scaled = map(round, map(mul, column, repeat(factor)))
+        return tuple(map(truediv, scaled, repeat(factor))) == column
+    except (OverflowError, ValueError):  # round(inf) and round(nan) without digits
+        return False
 
 
 @functools.lru_cache(maxsize=IMAGE_CACHE)
