@@ -156,17 +156,16 @@ def test_vector_envs_step_four_at_once(request, tmp_path, vector):
     envs.close()
 
 
+def _numbers_table(*rows: tuple) -> TableInfo:
+    """A table `t` of an INT column `n` and a DECIMAL(10,2) column `d`."""
+    columns = (ColumnInfo(name="n", type="INT"), ColumnInfo(name="d", type="DECIMAL(10,2)"))
+    return TableInfo(name="t", column_info_list=columns, row_list=rows)
+
+
 def test_writes_are_stored_as_mysql_types_after_a_rolled_back_transaction():
     # the triggers that round written numbers come with the first write, inside the agent's
     # transaction: a rollback takes them away, and the next write must bring them back
-    table = TableInfo(
-        name="t",
-        column_info_list=(
-            ColumnInfo(name="n", type="INT"),
-            ColumnInfo(name="d", type="DECIMAL(10,2)"),
-        ),
-        row_list=((1, 2.5),),
-    )
+    table = _numbers_table((1, 2.5))
     backend = SqliteBackend()
     try:
         backend.start(table)
@@ -296,10 +295,7 @@ def test_a_column_is_at_its_scale_exactly_when_round_keeps_every_number():
         ((float("nan"),), 2),
         ((1e300, -1e-300), 4),
         ((0.1,), 30),
-        *(
-            (tuple(rng.integers(-(10**9), 10**9, 50) / 10.0**scale), scale)
-            for scale in range(0, 7)
-        ),
+        *((tuple(rng.integers(-(10**9), 10**9, 50) / 10.0**scale), scale) for scale in range(0, 7)),
         *(
             (tuple(rng.integers(-(10**9), 10**9, 50) / 10.0**scale + 10.0**-9), scale)
             for scale in range(0, 7)
@@ -310,14 +306,7 @@ def test_a_column_is_at_its_scale_exactly_when_round_keeps_every_number():
 
 
 def test_the_rows_of_a_task_are_stored_at_their_columns_scale():
-    table = TableInfo(
-        name="t",
-        column_info_list=(
-            ColumnInfo(name="n", type="INT"),
-            ColumnInfo(name="d", type="DECIMAL(10,2)"),
-        ),
-        row_list=((1, 2.5), (2.0, 1.005), (27.6, 4500.555), (3, 7.0)),
-    )
+    table = _numbers_table((1, 2.5), (2.0, 1.005), (27.6, 4500.555), (3, 7.0))
     backend = SqliteBackend()
     try:
         backend.start(table)
