@@ -42,7 +42,7 @@ from lifelong_gym.envs.db.backends.mysql import parse_url
 from lifelong_gym.envs.db.backends.mysql import quote as mysql_quote
 from lifelong_gym.envs.db.backends.sqlite_images import clear_images
 from lifelong_gym.envs.db.backends.sqlite_images import quote as sqlite_quote
-from lifelong_gym.envs.db.backends.sqlite_translate import translate
+from lifelong_gym.envs.db.backends.sqlite_translate import clear_translations
 from lifelong_gym.envs.db.backends.statement_guard import refusal
 from lifelong_gym.tasks import clear_task_files
 
@@ -157,7 +157,7 @@ def measure(args, tasks, backend: str, cache: str) -> None:
     ours, floor = [], []
     for _ in range(args.rounds):
         if cache == "cold":
-            translate.cache_clear()
+            clear_translations()
             clear_images()
             count_statements.cache_clear()
             refusal.cache_clear()  # the guard's verdict is cached by statement text too

@@ -461,17 +461,31 @@ def translate(sql: str, catalog: Catalog = ()) -> tuple[Translation, ...]:
     The common statements are translated without sqlglot (`sqlite_quick`); a statement
     holding one of `TRANSLATED_WORDS` always goes to sqlglot."""
     if _TRANSLATED.search(sql) is None:
-        declared = {c.lower(): t for _, columns in catalog for c, t in columns}
-        quick = quick_translation(sql, declared, tuple(name for name, _ in catalog))
+        quick = quick_translation(sql, *_names(catalog))
         if quick is not None:
             return (Translation(quick[1], quick[0] in ("INSERT", "UPDATE")),)
     return rewrite(sql, catalog)
 
 
+@functools.lru_cache(maxsize=1024)
+def _names(catalog: Catalog) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The catalog's columns by lower-case name with their declared types, and its tables
+    (computed once a catalog: the translation of every new statement reads them; not to be
+    changed by the caller)."""
+    declared = {c.lower(): t for _, columns in catalog for c, t in columns}
+    return declared, tuple(name for name, _ in catalog)
+
+
+def clear_translations() -> None:
+    """Forget the translated statements and the catalogs' names (a benchmark measures cold
+    translations)."""
+    translate.cache_clear()
+    _names.cache_clear()
+
+
 def rewrite(sql: str, catalog: Catalog) -> tuple[Translation, ...]:
     """The statements read by sqlglot, rewritten and generated for SQLite."""
-    declared = {c.lower(): t for _, columns in catalog for c, t in columns}
-    tables = tuple(name for name, _ in catalog)
+    declared, tables = _names(catalog)
     found: list[Translation] = []
     expanded = _EXPANDED.search(sql) is not None
     for tree in sqlglot.parse(sql, read="mysql"):
