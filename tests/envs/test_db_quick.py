@@ -44,6 +44,8 @@ CATALOG = (("items", tuple(COLUMNS.items())),)
         ("INSERT INTO items (id, name) VALUES (1, 'It''s'), (2, NULL)", "INSERT"),
         ("UPDATE items SET name = 'y', born = '2020-01-01' WHERE id = 3", "UPDATE"),
         ("DELETE FROM items WHERE EXISTS (SELECT id FROM items WHERE price >= 2.5)", "DELETE"),
+        # the translation's words inside strings are text
+        ("SELECT id FROM items WHERE name IN ('all', 'any', 'some', 'database')", "SELECT"),
     ],
 )
 def test_plain_statements_run_as_written(sql, kind):
@@ -100,6 +102,9 @@ def test_simple_rewrites_are_the_translations(sql, written):
         "SELECT id FROM items WHERE price > SOME (SELECT price FROM items)",
         "SELECT table_name FROM information_schema.tables",
         "SELECT column_name FROM information_schema.columns WHERE table_name = 'items'",
+        "SELECT id FROM items information_schema",
+        "SELECT DATABASE()",
+        "SELECT id FROM items WHERE name = schema()",
         "SHOW INDEX FROM items",
         "SHOW DATABASES",
         "WITH t AS (SELECT id FROM items) SELECT id FROM t",

@@ -14,7 +14,7 @@ import yaml
 from sqlglot import exp
 
 from lifelong_gym.envs.db.backends.sqlite import SqliteBackend
-from lifelong_gym.envs.db.backends.sqlite_translate import TRANSLATED_WORDS
+from lifelong_gym.envs.db.backends.sqlite_quick import TRANSLATED_WORDS
 from lifelong_gym.envs.db.tasks import ColumnInfo, TableInfo
 
 CORPUS = Path(__file__).parent / "data" / "db_fidelity_corpus.yaml"

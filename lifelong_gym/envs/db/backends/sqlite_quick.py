@@ -20,6 +20,7 @@ import re
 
 from sqlglot.dialects.mysql import MySQL
 
+from .sqlite_catalog import SCHEMA
 from .sqlite_functions import COLLATION
 from .sqlite_types import NumericType, column_type, combine_types, is_text
 
@@ -39,7 +40,13 @@ _FUNCTIONS = frozenset({"COUNT", "MIN", "MAX", "SUM", "AVG", "ROUND"})
 # a word sqlglot reads as a keyword may mean something else there: the translation decides,
 # unless it names one of the task's columns and is a word sqlglot reads as a column there
 _COLUMN_WORDS = frozenset({"FORMAT", "DATE", "YEAR", "TIME", "TIMESTAMP", "TEXT", "COMMENT"})
-_SQLGLOT_WORDS = frozenset(MySQL.Tokenizer.KEYWORDS) - _KEYWORDS
+# Words that make a statement need the translation whatever else it holds (the expansions
+# of ALL / ANY / SOME and WITH ROLLUP, and the catalog: DATABASE() and SCHEMA() name the
+# task's database as the catalog does): a word of these outside a string is never read here
+TRANSLATED_WORDS = frozenset(
+    {"ROLLUP", "CUBE", "ALL", "ANY", "SOME", "DATABASE", "SCHEMA", SCHEMA.upper()}
+)
+_SQLGLOT_WORDS = (frozenset(MySQL.Tokenizer.KEYWORDS) - _KEYWORDS) | TRANSLATED_WORDS
 _COMPARISONS = frozenset({"=", "<>", "!=", "<", ">", "<=", ">="})
 _ENDS = frozenset({"FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "AND", "OR"})
 _ENDS |= frozenset({",", ")", ";", ""})

@@ -29,15 +29,10 @@ from .sqlite_functions import COLLATION
 from .sqlite_quick import quick_translation
 from .sqlite_types import NumericType, is_text, numeric_type
 
-# Words that make a statement need this translator whatever else it holds: a fast path
-# that skips sqlglot must send a statement with one of them (outside strings) here
-# (DATABASE() and SCHEMA() name the task's database as the catalog does).
-_EXPANDED_WORDS = ("ROLLUP", "CUBE", "ALL", "ANY", "SOME", SCHEMA.upper())
-TRANSLATED_WORDS = frozenset({*_EXPANDED_WORDS, "DATABASE", "SCHEMA"})
 # a statement without these words needs neither expansions nor views (a hint only: the
 # tree decides; a word inside a string costs only the search)
+_EXPANDED_WORDS = ("ROLLUP", "CUBE", "ALL", "ANY", "SOME", SCHEMA.upper())
 _EXPANDED = re.compile(rf"\b(?:{'|'.join(_EXPANDED_WORDS)})\b", re.I)
-_TRANSLATED = re.compile(rf"\b(?:{'|'.join(sorted(TRANSLATED_WORDS))})\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -459,11 +454,10 @@ def translate(sql: str, catalog: Catalog = ()) -> tuple[Translation, ...]:
     send the same ones again).
 
     The common statements are translated without sqlglot (`sqlite_quick`); a statement
-    holding one of `TRANSLATED_WORDS` always goes to sqlglot."""
-    if _TRANSLATED.search(sql) is None:
-        quick = quick_translation(sql, *_names(catalog))
-        if quick is not None:
-            return (Translation(quick[1], quick[0] in ("INSERT", "UPDATE")),)
+    holding one of `TRANSLATED_WORDS` outside its strings always goes to sqlglot."""
+    quick = quick_translation(sql, *_names(catalog))
+    if quick is not None:
+        return (Translation(quick[1], quick[0] in ("INSERT", "UPDATE")),)
     return rewrite(sql, catalog)
 
 
