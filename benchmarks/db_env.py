@@ -6,7 +6,9 @@ Usage: python benchmarks/db_env.py [--tasks NAME_OR_PATH] [--limit N] [--mysql-u
 For each back-end it prints the mean environment time per task (reset + steps + scoring,
 the oracle's own time excluded) beside the floor: the same CREATE / INSERT / reference
 statements / DROP sent straight through the driver. Ours and the floor run interleaved
-(A B A B ...) `--rounds` times; min and median of each, and their ratios, are printed.
+(A B A B ...) `--rounds` times; min and median of each, and their ratios, are printed, and
+the median of each round's ratio to the floor run beside it ("paired", the figure that
+holds when the machine's speed drifts between rounds).
 SQLite is timed in CPU time of this process (steadier than wall time on a shared machine;
 all its work is in-process); MySQL in wall time (the server's work is in another process).
 Targets for SQLite: ratio <= 2 with warm translations, <= 3 cold.
@@ -171,10 +173,12 @@ def measure(args, tasks, backend: str, cache: str) -> None:
     name = f"{backend} ({cache} translation)" if cache else backend
     low, middle = min(ours), statistics.median(ours)
     low_floor, middle_floor = min(floor), statistics.median(floor)
+    # each round's ratio to the floor run beside it: steady when the machine's speed drifts
+    paired = statistics.median(a / b for a, b in zip(ours, floor, strict=True))
     print(
         f"{name:24} {count:5d} {correct:7d} {low * 1e3:8.3f} {middle * 1e3:8.3f}"
         f" {low_floor * 1e3:8.3f} {middle_floor * 1e3:8.3f}"
-        f" {low / low_floor:6.2f} {middle / middle_floor:6.2f}"
+        f" {low / low_floor:6.2f} {middle / middle_floor:6.2f} {paired:6.2f}"
     )
 
 
@@ -188,9 +192,9 @@ def main() -> None:
     args = parser.parse_args()
     backends = args.backends.split(",")
     tasks = gym.make("LifelongDB-v0", tasks=args.tasks).unwrapped.tasks
-    print(f"{'':38} {'env ms/task':>17} {'floor ms/task':>17} {'ratio':>13}")
+    print(f"{'':38} {'env ms/task':>17} {'floor ms/task':>17} {'ratio':>20}")
     header = ("back-end", "tasks", "correct", "min", "median", "min", "median", "min", "median")
-    print("{:24} {:>5} {:>7} {:>8} {:>8} {:>8} {:>8} {:>6} {:>6}".format(*header))
+    print("{:24} {:>5} {:>7} {:>8} {:>8} {:>8} {:>8} {:>6} {:>6} {:>6}".format(*header, "paired"))
     if "sqlite" in backends:
         # cold: every statement translated, every table built the first time;
         # warm: tasks seen before (repeated epochs, vector envs)

@@ -237,6 +237,8 @@ def test_a_declared_type_holding_a_second_statement_fails_the_start_and_runs_not
         "UPDATE data SET label = NULL, amount = NULL, day = NULL",
         "INSERT INTO data (id, amount) VALUES (7, -0.0), (8, 2.675), (9, 7)",
         "INSERT INTO data (label) VALUES (''), (','), ('')",
+        "REPLACE INTO data (id, amount) VALUES (27.6, 1.005), (3, 4500.555)",
+        "INSERT INTO data (id, amount) SELECT id + 0.5, amount * 1.111 FROM data WHERE id < 4",
         "DELETE FROM data WHERE id > 2",
         "DELETE FROM data",
     ],

@@ -85,10 +85,12 @@ def load_task_database(connection: sqlite3.Connection, table: TableInfo) -> Sche
 
 
 def clear_images() -> None:
-    """Forget the cached task databases and empty tables (a benchmark measures cold starts)."""
+    """Forget the cached task databases, empty tables and what a schema's storing needs (a
+    benchmark measures cold starts)."""
     _task_image.cache_clear()
     _empty_table.cache_clear()
     _numeric_columns.cache_clear()
+    storing_update.cache_clear()
 
 
 def _build(connection: sqlite3.Connection, table: TableInfo, schema: Hashable) -> None:
@@ -183,6 +185,35 @@ def _at_scale(column: tuple[float, ...], scale: int) -> bool:
         return tuple(map(truediv, scaled, repeat(factor))) == column
     except (OverflowError, ValueError):  # round(inf) and round(nan) without digits
         return False
+
+
+@functools.lru_cache(maxsize=IMAGE_CACHE)
+def storing_update(schema: Schema) -> str | None:
+    """The UPDATE that stores a table's written numbers as MySQL's column types do (None for
+    a table without integer or DECIMAL columns), for after a write.
+
+    MySQL rounds a value written to DECIMAL(p, s) to s decimals and one written to an
+    integer column to an integer; SQLite would keep 4500.555 and 27.6 as they came."""
+    name, columns = schema
+    settings, needed = [], []
+    for column, declared in columns:
+        kind = column_type(declared)
+        quoted = quote(column)
+        if kind == ("int", 0):
+            rounded, needs = f"CAST_SIGNED({quoted})", f"typeof({quoted}) = 'real'"
+        elif kind is not None and kind[0] == "decimal":
+            rounded = f"DEC({quoted}, {kind[1]})"
+            # a value that reads back from its printed decimals is at its scale already, and
+            # DEC (a Python call per row) would leave it as it is
+            printed = f"CAST(printf('%.{kind[1]}f', {quoted}) AS REAL)"
+            needs = f"typeof({quoted}) = 'real' AND {printed} <> {quoted}"
+        else:
+            continue
+        settings.append(f"{quoted} = IIF({needs}, {rounded}, {quoted})")
+        needed.append(f"({needs})")
+    if not settings:
+        return None
+    return f"UPDATE main.{quote(name)} SET {', '.join(settings)} WHERE {' OR '.join(needed)}"
 
 
 @functools.lru_cache(maxsize=IMAGE_CACHE)

@@ -61,10 +61,8 @@ class _NotQuick(Exception):
     """The statement needs the translation."""
 
 
-def quick_translation(
-    sql: str, columns: dict[str, str], tables: tuple[str, ...]
-) -> tuple[str, str] | None:
-    """The statement's first keyword and its SQLite text, or None for the translation.
+def quick_translation(sql: str, columns: dict[str, str], tables: tuple[str, ...]) -> str | None:
+    """The statement's SQLite text, or None for the translation.
 
     `columns` maps lower-case column names to declared MySQL types, as the translation's."""
     tokens = _tokens(sql, columns)
@@ -72,14 +70,14 @@ def quick_translation(
         return None
     reader = _Reader(tokens, columns, tables)
     try:
-        first = reader.statement()
+        reader.statement()
     except (_NotQuick, IndexError):
         return None
     text, done = [], 0
     for position, insert in sorted(reader.inserts, key=lambda item: item[0]):
         text += [sql[done:position], insert]
         done = position
-    return first, "".join([*text, sql[done:]]).strip()
+    return "".join([*text, sql[done:]]).strip()
 
 
 def _tokens(sql: str, columns: dict[str, str]) -> list[Token] | None:
@@ -157,7 +155,7 @@ class _Reader:
 
     # -- statements ----------------------------------------------------------------
 
-    def statement(self) -> str:
+    def statement(self) -> None:
         first = self.peek()
         handlers = {"SELECT": self.select, "INSERT": self.insert, "UPDATE": self.update}
         if first == "DELETE":
@@ -172,7 +170,6 @@ class _Reader:
         self.accept(";")
         if self.at != len(self.tokens) or not self.used <= self.defined | self.tables:
             raise _NotQuick
-        return first
 
     def select(self) -> NumericType | None:
         """A query; the type of its one selected expression (None for several)."""

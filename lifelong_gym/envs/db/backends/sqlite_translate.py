@@ -40,7 +40,6 @@ class Translation:
     """A statement in SQLite's dialect."""
 
     sql: str
-    stores: bool = False  # an INSERT or UPDATE: MySQL's column types round what it writes
 
 
 _ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.Neg, exp.Paren)
@@ -457,7 +456,7 @@ def translate(sql: str, catalog: Catalog = ()) -> tuple[Translation, ...]:
     holding one of `TRANSLATED_WORDS` outside its strings always goes to sqlglot."""
     quick = quick_translation(sql, *_names(catalog))
     if quick is not None:
-        return (Translation(quick[1], quick[0] in ("INSERT", "UPDATE")),)
+        return (Translation(quick),)
     return rewrite(sql, catalog)
 
 
@@ -497,5 +496,5 @@ def rewrite(sql: str, catalog: Catalog) -> tuple[Translation, ...]:
             serve_views(rewritten, catalog)
         # the tree is ours alone: no copy before generating
         text = _SQLITE.generate(rewritten, copy=False, unsupported_level=ErrorLevel.RAISE)
-        found.append(Translation(text, isinstance(tree, (exp.Insert, exp.Update))))
+        found.append(Translation(text))
     return tuple(found)
