@@ -17,6 +17,11 @@ from pathlib import Path
 from lifelong_gym.envs.db.fidelity import load_corpus, run_corpus, shares_by_kind, temporary_folder
 
 ROOT = Path(__file__).resolve().parents[1]
+# ../shared/external beside the checkout (searched upwards, as the tests search it)
+EXTERNAL = next(
+    (d / "shared" / "external" for d in ROOT.parents if (d / "shared" / "external").is_dir()),
+    ROOT.parent / "shared" / "external",
+)
 CORPUS = ROOT / "tests" / "envs" / "data" / "db_fidelity_corpus.yaml"
 DBBENCH = ("standard.jsonl", "dev.jsonl")
 
@@ -24,12 +29,14 @@ DBBENCH = ("standard.jsonl", "dev.jsonl")
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mysql-url", default="mysql://root@127.0.0.1:3306")
-    parser.add_argument("--external", type=Path, default=ROOT.parent.parent / "shared" / "external")
+    parser.add_argument("--external", type=Path, default=EXTERNAL)
     parser.add_argument("--misses", action="store_true", help="print every statement that differs")
     args = parser.parse_args()
     logging.disable(logging.WARNING)  # sqlglot's notes on statements it reads as commands
     folder = args.external / "agentbench" / "data" / "dbbench"
     dbbench = [folder / name for name in DBBENCH if (folder / name).is_file()]
+    if len(dbbench) < len(DBBENCH):
+        print(f"(AgentBench's dbbench files are not all in {folder}: --external DIR names them)")
     corpus = load_corpus(CORPUS, dbbench, temporary_folder())
     outcomes, skipped = run_corpus(corpus, args.mysql_url)
     if args.misses:
