@@ -185,7 +185,8 @@ class SqliteBackend(DatabaseBackend):
             cursor = connection.execute(statement.sql)
             result = StatementResult() if cursor.description is None else self._fetch(cursor)
             if _may_store(statement.sql):
-                connection.set_authorizer(None)  # our statement, within the same deadline
+                connection.set_authorizer(None)  # our statement, with a deadline of its own
+                self._deadline = time.monotonic() + self.statement_timeout
                 self._store_as_mysql(connection)
             return result
         except sqlite3.OperationalError as error:
