@@ -85,7 +85,6 @@ class SqliteBackend(DatabaseBackend):
         super().__init__(**limits)
         self._connection: sqlite3.Connection | None = None
         self._catalog: Catalog = ()
-        self._table: TableInfo | None = None
         self._deadline = 0.0
         self._discarded = True  # no task's work is on the connection
         self._size_bounded = False  # the task database's page limit is set
@@ -100,7 +99,6 @@ class SqliteBackend(DatabaseBackend):
         self._catalog = (load_task_database(self._connection, table),)
         self._discarded = False
         self._size_bounded = False  # `deserialize` lifted it; set before the first write
-        self._table = table
 
     def execute(self, sql: str) -> StatementResult:
         """Run one MySQL statement as MySQL would, within the limits; errors are results."""
