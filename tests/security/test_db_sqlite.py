@@ -209,13 +209,13 @@ def test_an_open_transaction_scores_the_same_on_mariadb(tmp_path, mysql_url):
 )
 def test_information_schema_shows_the_declared_schema_not_sqlites(env, sql, answered):
     """The catalog an agent reads is built from the task's declared schema: neither
-    SQLite's own tables (sqlite_master, the storage triggers' text) nor its pragmas show."""
-    write = "INSERT INTO `shop items` VALUES (4, 'mate', 9.99, NULL)"  # installs the triggers
+    SQLite's own tables (sqlite_master) nor its pragmas show, before or after a write."""
+    write = "INSERT INTO `shop items` VALUES (4, 'mate', 9.99, NULL)"
     shown, info = _run(env, INSERT, write, sql)
     assert info["status"] == "completed"
     assert shown[1].startswith("Error:") != answered, shown[1]
-    # what sqlite_master and table_info would show: SQL text, storage types, the triggers
-    for hidden in ("CREATE TABLE", "lgym_store", "REAL DECIMAL", "MYSQL_CI", "'table'"):
+    # what sqlite_master and table_info would show: SQL text, storage types
+    for hidden in ("CREATE TABLE", "REAL DECIMAL", "MYSQL_CI", "'table'"):
         assert hidden not in shown[1], shown[1]
 
 
