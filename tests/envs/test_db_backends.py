@@ -316,3 +316,20 @@ def test_the_rows_of_a_task_are_stored_at_their_columns_scale():
     finally:
         backend.close()
     assert rows == [(1, 2.5), (2, 1.01), (28, 4500.56), (3, 7.0)]
+
+
+def test_a_new_table_never_starts_from_the_image_of_one_that_is_gone():
+    # images are kept by the live table's identity: a table made where a dead one stood
+    # (the same id, most times) must get its own rows
+    import gc
+
+    backend = SqliteBackend()
+    try:
+        for number in range(20):
+            table = _numbers_table((number, number + 0.25))
+            backend.start(table)
+            assert backend.execute("SELECT n, d FROM t").rows == [(number, number + 0.25)]
+            del table
+            gc.collect()
+    finally:
+        backend.close()
