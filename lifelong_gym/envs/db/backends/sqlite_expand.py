@@ -22,6 +22,8 @@ class Refused(SqlglotError):
     """A statement MySQL itself refuses (the message says what MySQL would say)."""
 
 
+# the words of the constructs spelled out here (CUBE, to be refused in MySQL's words)
+EXPANDED_WORDS = ("ROLLUP", "CUBE", "ALL", "ANY", "SOME")
 _ORDERED = (exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ, exp.NEQ)
 _ROLLUP_ORDER = "Incorrect usage of CUBE/ROLLUP and ORDER BY"
 _GENERAL = exp.Var(this="utf8mb4_general_ci")  # MySQL's default collation

@@ -175,16 +175,15 @@ def _at_scale(column: tuple[float, ...], scale: int) -> bool:
     `v` is at its scale when it is the double nearest `k / 10**scale` for the integer
     `k = round(v * 10**scale)`: exact while `|v| * 10**scale` stays below 2**52 and
     `10**scale` is a double exactly; larger numbers, infinity and NaN are left to `round`."""
-    if scale > 22:
-        return tuple(map(round, column, repeat(scale))) == column
-    factor = 10.0**scale
-    try:
-        if max(map(abs, column)) * factor >= _EXACT_PRODUCTS:
-            return tuple(map(round, column, repeat(scale))) == column
-        scaled = map(round, map(mul, column, repeat(factor)))
-        return tuple(map(truediv, scaled, repeat(factor))) == column
-    except (OverflowError, ValueError):  # round(inf) and round(nan) without digits
-        return False
+    if scale <= 22:
+        factor = 10.0**scale
+        try:
+            if max(map(abs, column)) * factor < _EXACT_PRODUCTS:
+                scaled = map(round, map(mul, column, repeat(factor)))
+                return tuple(map(truediv, scaled, repeat(factor))) == column
+        except (OverflowError, ValueError):  # round(inf) and round(nan) without digits
+            return False
+    return tuple(map(round, column, repeat(scale))) == column
 
 
 @functools.lru_cache(maxsize=IMAGE_CACHE)
@@ -194,25 +193,23 @@ def storing_update(schema: Schema) -> str | None:
 
     MySQL rounds a value written to DECIMAL(p, s) to s decimals and one written to an
     integer column to an integer; SQLite would keep 4500.555 and 27.6 as they came."""
+    numeric = _numeric_columns(schema)
+    if not numeric:
+        return None
     name, columns = schema
     settings, needed = [], []
-    for column, declared in columns:
-        kind = column_type(declared)
-        quoted = quote(column)
-        if kind == ("int", 0):
+    for position, (kind, scale) in numeric:
+        quoted = quote(columns[position][0])
+        if kind == "int":
             rounded, needs = f"CAST_SIGNED({quoted})", f"typeof({quoted}) = 'real'"
-        elif kind is not None and kind[0] == "decimal":
-            rounded = f"DEC({quoted}, {kind[1]})"
+        else:
+            rounded = f"DEC({quoted}, {scale})"
             # a value that reads back from its printed decimals is at its scale already, and
             # DEC (a Python call per row) would leave it as it is
-            printed = f"CAST(printf('%.{kind[1]}f', {quoted}) AS REAL)"
+            printed = f"CAST(printf('%.{scale}f', {quoted}) AS REAL)"
             needs = f"typeof({quoted}) = 'real' AND {printed} <> {quoted}"
-        else:
-            continue
         settings.append(f"{quoted} = IIF({needs}, {rounded}, {quoted})")
         needed.append(f"({needs})")
-    if not settings:
-        return None
     return f"UPDATE main.{quote(name)} SET {', '.join(settings)} WHERE {' OR '.join(needed)}"
 
 

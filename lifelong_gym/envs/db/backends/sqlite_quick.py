@@ -21,6 +21,7 @@ import re
 from sqlglot.dialects.mysql import MySQL
 
 from .sqlite_catalog import SCHEMA
+from .sqlite_expand import EXPANDED_WORDS
 from .sqlite_functions import COLLATION
 from .sqlite_types import NumericType, column_type, combine_types, is_text
 
@@ -43,9 +44,7 @@ _COLUMN_WORDS = frozenset({"FORMAT", "DATE", "YEAR", "TIME", "TIMESTAMP", "TEXT"
 # Words that make a statement need the translation whatever else it holds (the expansions
 # of ALL / ANY / SOME and WITH ROLLUP, and the catalog: DATABASE() and SCHEMA() name the
 # task's database as the catalog does): a word of these outside a string is never read here
-TRANSLATED_WORDS = frozenset(
-    {"ROLLUP", "CUBE", "ALL", "ANY", "SOME", "DATABASE", "SCHEMA", SCHEMA.upper()}
-)
+TRANSLATED_WORDS = frozenset({*EXPANDED_WORDS, SCHEMA.upper(), "DATABASE", "SCHEMA"})
 _SQLGLOT_WORDS = (frozenset(MySQL.Tokenizer.KEYWORDS) - _KEYWORDS) | TRANSLATED_WORDS
 _COMPARISONS = frozenset({"=", "<>", "!=", "<", ">", "<=", ">="})
 _ENDS = frozenset({"FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "AND", "OR"})

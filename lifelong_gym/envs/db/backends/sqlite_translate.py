@@ -24,15 +24,14 @@ from sqlglot.errors import ErrorLevel
 from sqlglot.tokens import TokenType
 
 from .sqlite_catalog import SCHEMA, Catalog, serve_views, view_types, views_of
-from .sqlite_expand import NotServed, Refused, expand
+from .sqlite_expand import EXPANDED_WORDS, NotServed, Refused, expand
 from .sqlite_functions import COLLATION
 from .sqlite_quick import quick_translation
 from .sqlite_types import NumericType, is_text, numeric_type
 
 # a statement without these words needs neither expansions nor views (a hint only: the
 # tree decides; a word inside a string costs only the search)
-_EXPANDED_WORDS = ("ROLLUP", "CUBE", "ALL", "ANY", "SOME", SCHEMA.upper())
-_EXPANDED = re.compile(rf"\b(?:{'|'.join(_EXPANDED_WORDS)})\b", re.I)
+_EXPANDED = re.compile(rf"\b(?:{'|'.join((*EXPANDED_WORDS, SCHEMA.upper()))})\b", re.I)
 
 
 @dataclass(frozen=True)
