@@ -163,8 +163,8 @@ def _numbers_table(*rows: tuple) -> TableInfo:
 
 
 def test_writes_are_stored_as_mysql_types_after_a_rolled_back_transaction():
-    # the triggers that round written numbers come with the first write, inside the agent's
-    # transaction: a rollback takes them away, and the next write must bring them back
+    # a write inside the agent's transaction is rounded there and rolled back with it; the
+    # next write, outside it, must be rounded again
     table = _numbers_table((1, 2.5))
     backend = SqliteBackend()
     try:
