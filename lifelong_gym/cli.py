@@ -1,4 +1,4 @@
-"""The `lifelong-gym` command: run, report, compare, generate, build-image, serve."""
+"""The `lifelong-gym` command: run, report, compare, generate, build-image, serve, export, model."""
 
 from __future__ import annotations
 
@@ -178,6 +178,67 @@ def serve(env_id: str, host: str, port: int, env_args: tuple[str, ...], max_sess
 
     kwargs = parse_env_args(env_args)
     serve_openenv(env_id, kwargs, host=host, port=port, max_sessions=max_sessions)
+
+
+@main.group()
+def export() -> None:
+    """Write what the environments hold as training data."""
+
+
+@export.command("sft")
+@click.option("--env", "env_id", default="LifelongDB-v0", show_default=True, help="Env id.")
+@click.option("--tasks", help="Task file or shipped task-set name (default: the env's own).")
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Dataset folder.")
+@click.option(
+    "--action-format",
+    type=click.Choice(["text", "tools"]),
+    default="text",
+    show_default=True,
+    help="The replies as the benchmark's text actions or as native tool calls.",
+)
+@click.option("--env-arg", "env_args", multiple=True, help="Environment argument key=value.")
+@click.option("--overwrite", is_flag=True, help="Replace a dataset already in --out.")
+@click.option("--no-progress", "progress", is_flag=True, flag_value=False, default=True)
+def export_sft(
+    env_id: str,
+    tasks: str | None,
+    out: str,
+    action_format: str,
+    env_args: tuple[str, ...],
+    overwrite: bool,
+    progress: bool,
+) -> None:
+    """The oracle's solved episodes as an SFT dataset (parquet, TRL's conversational format)."""
+    from lifelong_gym.training.sft_export import export_sft as write
+
+    summary = write(
+        env_id,
+        out,
+        tasks=tasks,
+        action_format=action_format,
+        env_kwargs=parse_env_args(env_args),
+        overwrite=overwrite,
+        progress=progress,
+    )
+    left_out = f" ({summary.left_out} unsolved tasks left out)" if summary.left_out else ""
+    click.echo(f"wrote {summary.rows} demonstrations to {summary.folder}{left_out}")
+
+
+@main.command()
+@click.argument("source")
+@click.argument("folder", type=click.Path(file_okay=False))
+@click.option("--dtype", default="float32", show_default=True, help="Weights' dtype in FOLDER.")
+def model(source: str, folder: str, dtype: str) -> None:
+    """Save a GGUF model as a model folder, once: SOURCE is `smollm2` or a .gguf file.
+
+    Loading a GGUF file takes minutes on a CPU; the folder loads in seconds wherever a model
+    folder is taken (`--agent hf:FOLDER`, `TransformersPolicy(FOLDER)`, the examples).
+    """
+    from lifelong_gym.agents.models.gguf import packaged_or_gguf, save_model_folder
+
+    gguf = packaged_or_gguf(source)
+    click.echo(f"loading {gguf} (a few minutes on a CPU) ...", err=True)
+    click.echo(f"saved {save_model_folder(gguf, folder, dtype)}")
 
 
 if __name__ == "__main__":

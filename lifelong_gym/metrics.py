@@ -89,3 +89,19 @@ def learning_curve(solved: Sequence[bool], window: int = DEFAULT_WINDOW) -> Lear
         in_window = solved[start : i + 1]
         windowed.append(sum(in_window) / len(in_window))
     return LearningCurve(window=window, cumulative=cumulative, windowed=windowed)
+
+
+def wilson_interval(successes: int, total: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a success rate (95% with the default `z`).
+
+    It stays within [0, 1] and is not empty at 0 or `total` successes, where the normal
+    approximation gives a zero-width interval.
+    """
+    if total <= 0:
+        return (0.0, 1.0)
+    rate = successes / total
+    centre = (rate + z * z / (2 * total)) / (1 + z * z / total)
+    half = (
+        z / (1 + z * z / total) * (rate * (1 - rate) / total + z * z / (4 * total * total)) ** 0.5
+    )
+    return (max(0.0, centre - half), min(1.0, centre + half))

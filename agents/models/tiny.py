@@ -5,13 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 
 # Offered tools are listed first, and past calls written as the `<tool_call>` markup the
-# environments parse; a conversation without tools renders as plain turns.
+# environments parse; a conversation without tools renders as plain turns. The assistant's
+# turns are marked (`{% generation %}`, which renders nothing) for an assistant-only loss.
+_TINY_TURN = (
+    "{{ message['content'] or '' }}{% for call in message.tool_calls or [] %}<tool_call>"
+    "{{ {'name': call.function.name, 'arguments': call.function.arguments} | tojson }}"
+    "</tool_call>{% endfor %}<|end|>"
+)
 TINY_CHAT_TEMPLATE = (
     "{% if tools %}<|tools|>\n{% for tool in tools %}{{ tool | tojson }}\n{% endfor %}<|end|>\n"
     "{% endif %}{% for message in messages %}<|{{ message['role'] }}|>\n"
-    "{{ message['content'] or '' }}{% for call in message.tool_calls or [] %}<tool_call>"
-    "{{ {'name': call.function.name, 'arguments': call.function.arguments} | tojson }}"
-    "</tool_call>{% endfor %}<|end|>\n"
+    "{% if message['role'] == 'assistant' %}{% generation %}" + _TINY_TURN + "{% endgeneration %}"
+    "{% else %}" + _TINY_TURN + "{% endif %}\n"
     "{% endfor %}{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
 )
 

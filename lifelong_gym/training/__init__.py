@@ -1,8 +1,32 @@
-"""Training on the suite: token-exact episodes, a token-level policy, batched rollouts, GRPO."""
+"""Training on the suite: demonstrations, token-exact episodes, a token-level policy, batched
+rollouts, GRPO.
 
-from .chat_tokens import ChatTurns
-from .episode import TokenEpisode
-from .policy import Generation, TransformersPolicy
-from .rollout import collect_episodes
+Names are imported when first used, so `demonstrations` (which needs no torch) works where
+torch is not installed.
+"""
 
-__all__ = ["ChatTurns", "Generation", "TokenEpisode", "TransformersPolicy", "collect_episodes"]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_HOMES = {
+    "ChatTurns": "chat_tokens",
+    "Demonstration": "demonstration",
+    "demonstrations": "demonstration",
+    "Generation": "policy",
+    "TokenEpisode": "episode",
+    "TransformersPolicy": "policy",
+    "collect_episodes": "rollout",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value

@@ -46,16 +46,17 @@ def test_environment_tokens_do_not_change_the_loss(tiny_policy, episodes):
     assert torch.any(leaf.grad[batch.loss_mask == 1] != 0)
 
 
-def test_before_the_first_update_the_ratio_is_one_and_the_kl_zero(tiny_model_dir, episodes):
+def assert_ratio_one_and_kl_zero(policy: TransformersPolicy, episodes) -> None:
+    """Adapters on a policy that sampled `episodes`: ratio 1 and KL 0 to the adapters-off model."""
     from peft import LoraConfig, get_peft_model
 
-    policy = TransformersPolicy(tiny_model_dir, temperature=1.0)
     policy.model = get_peft_model(
         policy.model, LoraConfig(r=4, target_modules=["q_proj", "v_proj"], lora_dropout=0.0)
     ).eval()
     batch = EpisodeBatch.from_episodes(episodes, policy.pad_id)
     new = token_logprobs(policy.model, batch)
     generated = batch.loss_mask == 1
+    assert generated.any()
     assert torch.allclose(new[generated], batch.old_logprobs[generated], atol=1e-4)
     with torch.no_grad(), policy.model.disable_adapter():
         ref = token_logprobs(policy.model, batch)
@@ -63,6 +64,17 @@ def test_before_the_first_update_the_ratio_is_one_and_the_kl_zero(tiny_model_dir
     assert terms.kl.item() == pytest.approx(0.0, abs=1e-6)
     assert terms.ratio_mean.item() == pytest.approx(1.0, abs=1e-4)
     assert terms.clip_fraction.item() == 0.0
+
+
+def test_before_the_first_update_the_ratio_is_one_and_the_kl_zero(tiny_model_dir, episodes):
+    assert_ratio_one_and_kl_zero(TransformersPolicy(tiny_model_dir, temperature=1.0), episodes)
+
+
+def test_grpo_from_a_saved_sft_checkpoint_starts_at_ratio_one_and_kl_zero(sft_checkpoint):
+    """The warm start's folder, loaded as GRPO loads it, samples the logprobs it recomputes."""
+    policy = TransformersPolicy(sft_checkpoint.folder, temperature=1.0, max_new_tokens=12, seed=1)
+    found, _ = multi_turn_episodes(policy, count=4)
+    assert_ratio_one_and_kl_zero(policy, found)
 
 
 def test_a_group_with_equal_rewards_gives_zero_gradient(tiny_model_dir, episodes):

@@ -1,0 +1,129 @@
+"""Demonstrations: the oracle's episodes, played through the real environment, as chat data.
+
+Each episode is what a model would have seen and said: the environment's opening
+observation as the user message, every reply as the environment received it, every
+observation as the environment returned it (tool messages in the tools format), up to the
+last reply (the observation after it is never read by a model). Rows are in TRL's
+conversational format, so `datasets.Dataset.from_list(rows)` feeds `trl.SFTTrainer` as it is.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from lifelong_gym.registration import make_env
+from lifelong_gym.session import Role, to_messages
+from lifelong_gym.tool_calls import with_argument_objects
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Demonstration:
+    """One solved episode as chat messages, with the task it solved.
+
+    `messages` are OpenAI-style chat messages (system, user, assistant; in the tools format
+    assistant messages with `tool_calls` and `tool` messages answering them). `tools` holds
+    the environment's function schemas in the tools format, else nothing.
+    """
+
+    messages: list[dict[str, Any]]
+    task_index: int
+    skills: list[str]
+    reward: float
+    status: str
+    tools: list[dict[str, Any]] = field(default_factory=list)
+
+    def row(self) -> dict[str, Any]:
+        """The demonstration as a dataset row (TRL's conversational format, plus its task).
+
+        Tool-call arguments are objects, as chat templates render them; `tools` is left out
+        in the text format.
+        """
+        row = asdict(self)
+        row["messages"] = [with_argument_objects(m) for m in self.messages]
+        if not self.tools:
+            del row["tools"]
+        return row
+
+
+def demonstrations(
+    env_id: str,
+    tasks: str | None = None,
+    action_format: str = "text",
+    *,
+    task_indices: Iterable[int] | None = None,
+    system_prompt: str | None = None,
+    solved_only: bool = True,
+    progress: bool = False,
+    **env_kwargs: Any,
+) -> Iterator[Demonstration]:
+    """Play each task's reference solution through `gym.make(env_id, ...)` and yield it.
+
+    `tasks` is the environment's task file or shipped set (its default without it);
+    `task_indices` picks tasks by sample index (default: every task, in the set's order).
+    `system_prompt`, when given, opens each conversation as the system message an agent
+    would send. With `solved_only` (default) an episode the oracle did not solve is left
+    out, and the count is logged at the end.
+    """
+    kwargs = dict(env_kwargs, action_format=action_format)
+    if tasks is not None:
+        kwargs["tasks"] = tasks
+    env = make_env(env_id, kwargs)
+    try:
+        base = env.unwrapped
+        chosen = list(task_indices) if task_indices is not None else list(base.tasks.order)
+        tools = list(base.tools) if action_format == "tools" else []
+        unsolved = 0
+        for index in tqdm(chosen, desc=f"demonstrations {env_id}", disable=not progress):
+            demo = _play(env, base, index, action_format, system_prompt, tools)
+            if solved_only and demo.reward < 1.0:
+                unsolved += 1
+                continue
+            yield demo
+        if unsolved:
+            logger.warning(
+                "%s: the oracle did not solve %d of %d tasks; they were left out",
+                env_id,
+                unsolved,
+                len(chosen),
+            )
+    finally:
+        env.close()
+
+
+def _play(
+    env: Any,
+    base: Any,
+    index: int,
+    action_format: str,
+    system_prompt: str | None,
+    tools: Sequence[dict[str, Any]],
+) -> Demonstration:
+    """One oracle episode on task `index`, as a `Demonstration`."""
+    env.reset(options={"task_index": index})
+    task = base.tasks[index]
+    session = base.session
+    info: dict[str, Any] = {}
+    done = False
+    while not done:
+        reply = task.oracle_reply(session.chat_history, action_format)
+        _, _, terminated, truncated, info = env.step(reply)
+        done = terminated or truncated
+    history = list(session.chat_history)
+    while history and history[-1].role != Role.AGENT:  # the model never reads the last one
+        history.pop()
+    messages = to_messages(history, system_prompt, tool_calls=action_format == "tools")
+    return Demonstration(
+        messages=messages,
+        task_index=index,
+        skills=list(task.skills),
+        reward=float(session.reward),
+        status=str(info.get("status", session.status.value)),
+        tools=list(tools),
+    )
