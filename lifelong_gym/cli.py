@@ -234,9 +234,14 @@ def model(source: str, folder: str, dtype: str) -> None:
     Loading a GGUF file takes minutes on a CPU; the folder loads in seconds wherever a model
     folder is taken (`--agent hf:FOLDER`, `TransformersPolicy(FOLDER)`, the examples).
     """
-    from lifelong_gym.agents.models.gguf import packaged_or_gguf, save_model_folder
+    from lifelong_gym.agents.models.gguf import (
+        free_model_folder,
+        packaged_or_gguf,
+        save_model_folder,
+    )
 
     gguf = packaged_or_gguf(source)
+    free_model_folder(folder)
     click.echo(f"loading {gguf} (a few minutes on a CPU) ...", err=True)
     click.echo(f"saved {save_model_folder(gguf, folder, dtype)}")
 

@@ -111,3 +111,23 @@ def test_sft_warmstart_measures_and_saves_a_folder_that_plays_as_an_hf_agent(
     sessions = (tmp_path / "run" / "sessions.jsonl").read_text().splitlines()
     assert len(sessions) == 2
     assert all(json.loads(line)["status"] for line in sessions)
+
+
+def test_grpo_train_continues_from_a_warm_start_in_the_standard_environment(
+    sft_checkpoint, tmp_path
+):
+    """GRPO from the warm start's folder: the benchmark's prompt, 3 turns, success alone."""
+    pytest.importorskip("peft", reason="the GRPO example's LoRA needs peft")
+    out = run(
+        "grpo_train.py",
+        *("--model", str(sft_checkpoint.folder), "--prompt", "standard", "--max-turns", "3"),
+        *("--format-bonus", "0", "--train-tasks", "default", "--eval-tasks", "default"),
+        *("--steps", "1", "--num-envs", "2", "--tasks-per-step", "1", "--group-size", "2"),
+        *("--max-new-tokens", "3", "--eval-episodes", "2", "--eval-temperature", "0"),
+        *("--lora-rank", "2", "--output", str(tmp_path / "grpo")),
+    )
+    assert re.search(r"^500 training tasks, 500 held-out tasks$", out, re.M), out
+    assert len(re.findall(r"^  success \d\.\d{3} \(\d/2, 95% CI", out, re.M)) == 2
+    step = re.search(r"^step +1 +reward (\S+) .* solved (\S+) ", out, re.M)
+    assert step and step.group(1) == step.group(2)  # no format bonus: the reward is success
+    assert (tmp_path / "grpo" / "config.json").is_file()

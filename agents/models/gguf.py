@@ -58,6 +58,16 @@ def packaged_or_gguf(source: str) -> Path:
     return found
 
 
+def free_model_folder(folder: str | Path) -> Path:
+    """`folder`, when no model is saved there yet; else the error that says so."""
+    folder = Path(folder)
+    if (folder / "config.json").exists():
+        raise ModelConfigError(
+            f"{folder} already holds a model (config.json); choose another folder"
+        )
+    return folder
+
+
 def save_model_folder(gguf: str | Path, folder: str | Path, dtype: str = "float32") -> Path:
     """Load a GGUF file once (de-quantized to `dtype`) and save it as a model folder.
 

@@ -79,3 +79,35 @@ def test_smollm2_runs_db_tasks_end_to_end(smollm2_pool: ModelPool, tmp_path: Pat
         assert info["outcome"] in {"correct", "incorrect"}, info
         replies = [m.content for m in session.chat_history if m.role == Role.AGENT]
         assert replies and all(any(c.isalpha() for c in reply) for reply in replies), replies
+
+
+def test_lifelong_gym_model_saves_the_gguf_weights_as_a_folder(smollm2_pool, tmp_path: Path):
+    """`lifelong-gym model smollm2 DIR` writes a folder that computes what the GGUF file does."""
+    import torch
+    from click.testing import CliRunner
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from lifelong_gym.cli import main
+
+    folder = tmp_path / "smollm2"
+    done = CliRunner().invoke(main, ["model", "smollm2", str(folder)])
+    assert done.exit_code == 0, done.output
+    assert done.output.splitlines()[-1] == f"saved {folder}"
+    gguf = smollm2_pool.get("smollm2")
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
+    assert tokenizer.chat_template == gguf.tokenizer.chat_template
+    ids = tokenizer("SELECT COUNT(*) FROM users;", return_tensors="pt").input_ids
+    assert (
+        ids.tolist()
+        == gguf.tokenizer("SELECT COUNT(*) FROM users;", return_tensors="pt").input_ids.tolist()
+    )
+    with torch.no_grad():
+        assert torch.equal(model(ids).logits, gguf.model(ids).logits)
+
+    again = CliRunner().invoke(main, ["model", "smollm2", str(folder)])
+    assert again.exit_code == 1 and "already holds a model" in again.output
+    assert again.output.count("\n") == 1
+    wrong = CliRunner().invoke(main, ["model", str(tmp_path / "none.gguf"), str(tmp_path / "x")])
+    assert wrong.exit_code == 1 and wrong.output.startswith("Error: ")
+    assert "neither `smollm2` nor a .gguf file" in wrong.output
