@@ -92,7 +92,7 @@ def test_lifelong_gym_model_saves_the_gguf_weights_as_a_folder(smollm2_pool, tmp
     folder = tmp_path / "smollm2"
     done = CliRunner().invoke(main, ["model", "smollm2", str(folder)])
     assert done.exit_code == 0, done.output
-    assert done.output.splitlines()[-1] == f"saved {folder}"
+    assert done.stdout.strip() == f"saved {folder}"  # the progress bars go to stderr
     gguf = smollm2_pool.get("smollm2")
     tokenizer = AutoTokenizer.from_pretrained(folder)
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
