@@ -16,7 +16,7 @@ TINY_CHAT_TEMPLATE = (
     "{% if tools %}<|tools|>\n{% for tool in tools %}{{ tool | tojson }}\n{% endfor %}<|end|>\n"
     "{% endif %}{% for message in messages %}<|{{ message['role'] }}|>\n"
     "{% if message['role'] == 'assistant' %}{% generation %}" + _TINY_TURN + "{% endgeneration %}"
-    "{% else %}" + _TINY_TURN + "{% endif %}\n"
+    "{% else %}" + _TINY_TURN + "{% endif %}{{ '\\n' }}"  # a newline after a tag is trimmed
     "{% endfor %}{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
 )
 
