@@ -27,13 +27,13 @@ from pathlib import Path
 
 import torch
 from datasets import load_dataset
-from transformers import AutoModelForCausalLM, AutoTokenizer
 from trl import SFTConfig, SFTTrainer
 
-from lifelong_gym.agents.models.gguf import find_gguf, smollm2_path
+from lifelong_gym.agents.models.gguf import smollm2_path
 from lifelong_gym.training import TransformersPolicy
 from lifelong_gym.training.chat_templates import training_chat_template
 from lifelong_gym.training.evaluation import evaluate_policy
+from lifelong_gym.training.policy import load_model
 from lifelong_gym.training.sft_export import export_sft
 
 RECIPES = {
@@ -52,17 +52,9 @@ RECIPES = {
 }
 
 
-def load(model: str):
-    path = Path(model) if model else smollm2_path()
-    gguf = find_gguf(path)
-    folder, extra = (gguf.parent, {"gguf_file": gguf.name}) if gguf else (path, {})
-    tokenizer = AutoTokenizer.from_pretrained(folder, **extra)
-    return AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, **extra), tokenizer
-
-
 def train_rate(model_path: str, data: Path, recipe: str, steps: int, work: Path) -> float:
     """Tokens per second of `steps` optimizer steps of one recipe, from fresh weights."""
-    model, tokenizer = load(model_path)
+    model, tokenizer = load_model(model_path or smollm2_path())
     tokenizer.chat_template = training_chat_template(tokenizer)
     dataset = load_dataset(str(data), split="train").select_columns(["messages"])
     dataset = dataset.select(range(8 * steps))
@@ -88,7 +80,7 @@ def train_rate(model_path: str, data: Path, recipe: str, steps: int, work: Path)
 
 def eval_rate(model_path: str, episodes: int, num_envs: int, tasks: str) -> float:
     """Held-out episodes per minute, greedy, with `num_envs` copies decoded together."""
-    model, tokenizer = load(model_path)
+    model, tokenizer = load_model(model_path or smollm2_path())
     policy = TransformersPolicy(model, tokenizer, temperature=0.0, max_new_tokens=256)
     started = time.monotonic()
     evaluate_policy(policy, tasks=tasks, episodes=episodes, num_envs=num_envs)

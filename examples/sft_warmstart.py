@@ -28,13 +28,14 @@ from pathlib import Path
 
 import torch
 from datasets import load_dataset
-from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+from transformers import TrainerCallback
 from trl import SFTConfig, SFTTrainer
 
-from lifelong_gym.agents.models.gguf import find_gguf, smollm2_path
+from lifelong_gym.agents.models.gguf import smollm2_path
 from lifelong_gym.training import TransformersPolicy
 from lifelong_gym.training.chat_templates import training_chat_template
 from lifelong_gym.training.evaluation import HeldOutResult, evaluate_policy
+from lifelong_gym.training.policy import load_model
 
 
 @dataclass
@@ -64,16 +65,6 @@ class Config:
     eval_before: bool = False
     eval_envs: int = 8
     max_new_tokens: int = 256
-
-
-def load_model(config: Config):
-    """The model and tokenizer, from a folder or a GGUF file."""
-    path = Path(config.model) if config.model else smollm2_path()
-    gguf = find_gguf(path)
-    folder, extra = (gguf.parent, {"gguf_file": gguf.name}) if gguf else (path, {})
-    tokenizer = AutoTokenizer.from_pretrained(folder, **extra)
-    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, **extra)
-    return model, tokenizer
 
 
 def evaluate(model, tokenizer, config: Config, label: str) -> HeldOutResult:
@@ -119,7 +110,7 @@ def train(config: Config) -> None:
     started = time.monotonic()
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
-    model, tokenizer = load_model(config)
+    model, tokenizer = load_model(config.model or smollm2_path())
     own_template = tokenizer.chat_template
     dataset = load_dataset(config.data, split="train").select_columns(["messages"])
     if config.demonstrations:

@@ -65,7 +65,7 @@ class TransformersPolicy:
                 "temperature must be >= 0, top_p in (0, 1] and max_new_tokens >= 1; got "
                 f"{temperature}, {top_p}, {max_new_tokens}"
             )
-        self.model, self.tokenizer = _load(path_or_model, tokenizer, dtype)
+        self.model, self.tokenizer = load_model(path_or_model, tokenizer, dtype)
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         self.model.to(self.device).eval()
         if chat_template is not None:
@@ -208,7 +208,9 @@ class TransformersPolicy:
         return kv_cache.prefix_entry(ids, out.cache)
 
 
-def _load(path_or_model: Any, tokenizer: Any, dtype: torch.dtype) -> tuple[Any, Any]:
+def load_model(
+    path_or_model: Any, tokenizer: Any = None, dtype: torch.dtype = torch.float32
+) -> tuple[Any, Any]:
     """The model and tokenizer from a folder or GGUF file, or the given model with its tokenizer."""
     if not isinstance(path_or_model, str | Path):
         if tokenizer is None:
