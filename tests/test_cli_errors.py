@@ -56,6 +56,15 @@ def test_bad_env_arguments(tmp_path, env_args, fragments):
     assert_one_line_error(result, *fragments)
 
 
+def test_a_missing_graph_file_is_one_line_like_a_missing_task_file(tmp_path):
+    pytest.importorskip("pyoxigraph")
+    kg = ["run", "--env", "LifelongKG-v0", "--output", str(tmp_path), "--env-arg"]
+    graph = run_cli(*kg, "graph=/nonexistent.nt")
+    assert_one_line_error(graph, "graph='/nonexistent.nt' is not a file", "N-Triples")
+    tasks = run_cli(*kg, "tasks=/nonexistent.jsonl")
+    assert_one_line_error(tasks, "/nonexistent.jsonl' is neither a file")
+
+
 def test_an_unreachable_mysql_server(tmp_path, mysql_url):
     url = f"mysql://root@127.0.0.1:{free_port()}"
     result = run_cli(

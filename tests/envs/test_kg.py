@@ -36,7 +36,7 @@ from lifelong_gym.envs.kg.sparql import (
     check_relation,
     short_name,
 )
-from lifelong_gym.errors import BackendError
+from lifelong_gym.errors import BackendError, EnvArgumentError
 
 from .kg_fixtures import FOUR_HOPS, SIDE, dense_graph
 
@@ -358,7 +358,7 @@ def test_user_errors_name_the_fix(tmp_path: Path) -> None:
         LifelongKGEnv(backend="sparql")
     with pytest.raises(ValueError, match="url= is for backend='sparql'"):
         LifelongKGEnv(url=SPARQL_URL)
-    with pytest.raises(FileNotFoundError, match="N-Triples"):
+    with pytest.raises(EnvArgumentError, match="N-Triples"):
         LifelongKGEnv(graph=tmp_path / "missing.nt")
     with pytest.raises(ValueError, match="query_timeout must be positive or None"):
         LifelongKGEnv(query_timeout=0)

@@ -105,7 +105,7 @@ class OxigraphBackend(KGBackend):
         super().__init__(timeout)
         self.path = Path(graph).expanduser() if graph is not None else SHIPPED_GRAPH
         if not self.path.is_file():
-            raise FileNotFoundError(
+            raise EnvArgumentError(
                 f"graph={str(self.path)!r} is not a file; pass the path of an N-Triples (.nt) "
                 "or Turtle (.ttl) file, optionally gzip-compressed (.nt.gz, .ttl.gz)"
             )
