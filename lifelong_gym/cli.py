@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import importlib
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -22,15 +25,32 @@ from lifelong_gym.run.html_compare import write_compare_page
 from lifelong_gym.run.report import format_report, report_run
 
 
+@contextmanager
+def one_line_errors() -> Iterator[None]:
+    """The suite's errors and Click's usage errors as one line `Error: ...`, exit code 1."""
+    try:
+        yield
+    except LifelongGymError as error:
+        raise click.ClickException(str(error)) from None
+    except click.exceptions.NoArgsIsHelpError:
+        raise  # a bare group prints its help
+    except click.UsageError as error:
+        command = error.ctx.command_path if error.ctx else "lifelong-gym"
+        raise click.ClickException(f"{error.format_message()} (see `{command} -h`)") from None
+
+
 class Commands(click.Group):
-    """The command group; a `LifelongGymError` from any command is one line `Error: ...`."""
+    """The command group: any command's user error is one line `Error: ...`, exit code 1."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        """Parse the group's own flags; a bad one is one line."""
+        with one_line_errors():
+            return super().make_context(*args, **kwargs)
 
     def invoke(self, ctx: click.Context) -> object:
-        """Run the command; the suite's own errors become Click's one-line error."""
-        try:
+        """Run the command; its flags' and the suite's errors become one line."""
+        with one_line_errors():
             return super().invoke(ctx)
-        except LifelongGymError as error:
-            raise click.ClickException(str(error)) from None
 
 
 @click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})

@@ -32,7 +32,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> None:
-    assert result.returncode != 0, result.stdout
+    assert result.returncode == 1, (result.returncode, result.stdout, result.stderr)
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, result.stderr  # no traceback, no repeated hint
     assert lines[0].startswith("Error: "), lines[0]
@@ -153,6 +153,25 @@ def test_every_command_prints_the_suites_errors_as_one_line(tmp_path, args, frag
     """The command group catches `LifelongGymError` once, for every command."""
     result = run_cli(*(arg.format(tmp=tmp_path) for arg in args))
     assert_one_line_error(result, fragment)
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (["run", "--output", "{tmp}/file"], ["'--output'", "is a file", "run -h"]),
+        (["report", "/nonexistent"], ["'/nonexistent' does not exist", "report -h"]),
+        (["run", "--order", "weird"], ["'weird' is not one of 'sample', 'shuffled'"]),
+        (["run", "--no-such-flag"], ["No such option '--no-such-flag'", "run -h"]),
+        (["--no-such-flag"], ["No such option '--no-such-flag'"]),
+        (["export", "sft"], ["Missing option '--out'", "export sft -h"]),
+        (["build-image", "windows"], ["'windows' is not one of 'mysql', 'os'"]),
+    ],
+)
+def test_clicks_usage_errors_are_the_same_one_line_and_exit_code(tmp_path, args, fragments):
+    """Not Click's `Usage:` block with exit code 2: `Error: ...`, exit code 1, like the rest."""
+    (tmp_path / "file").write_text("")
+    result = run_cli(*(arg.format(tmp=tmp_path) for arg in args))
+    assert_one_line_error(result, *fragments)
 
 
 @pytest.mark.parametrize(
