@@ -1,28 +1,30 @@
 """What the task generators share: their flags, where they write, the writer, the progress bar.
 
-`lifelong-gym generate db|os|kg` each take `--output`, `--name`, `--seed` (and `-h`). A set
-is written as `<name>.jsonl` (one task record a line) and `<name>.order.json` (its sample
-order) into the `--output` folder, by default `./lifelong-gym-tasks/<env>/` under the
-current directory, so a generator never replaces the shipped sets in the package's
-`data/` folder unless that folder is named. `--output` may also name the `.jsonl` file
-itself. Every file is written to a temporary name beside it, then renamed over the old one:
-an interrupted generator leaves the old set or the new one, never half of one.
+`lifelong-gym generate db|os|kg` each take `--output`, `--name`, `--count`, `--seed`,
+`--split`, `--exclude` (and `-h`), with the defaults shown in `-h`. A set is written as
+`<name>.jsonl` (one task record a line) and `<name>.order.json` (its sample order) into
+the `--output` folder, by default `./lifelong-gym-tasks/<env>/` under the current
+directory, so a generator never replaces the shipped sets in the package's `data/` folder
+unless that folder is named. `--output` may also name the `.jsonl` file itself. Every file
+is written to a temporary name beside it, then renamed over the old one: an interrupted
+generator leaves the old set or the new one, never half of one.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import click
 from tqdm.auto import tqdm
 
 from lifelong_gym.errors import ConfigError
-from lifelong_gym.splits import add_split_arguments
+from lifelong_gym.splits import SPLITS, split_seed, task_texts
 from lifelong_gym.tasks import order_path
 
 DEFAULT_OUTPUT = Path("lifelong-gym-tasks")
@@ -30,33 +32,90 @@ DEFAULT_NAME = "default"
 TASKS_SUFFIX = ".jsonl"
 
 
-def generator_parser(environment: str, description: str) -> argparse.ArgumentParser:
-    """The flags every generator takes (--output, --name, --seed, --split, --exclude, -h)."""
-    parser = argparse.ArgumentParser(
-        prog=f"lifelong-gym generate {environment}", description=description
-    )
-    parser.add_argument(
-        "--output",
-        type=Path,
-        help=f"the folder to write into, or the {TASKS_SUFFIX} file to write "
-        f"(default ./{DEFAULT_OUTPUT}/{environment}/)",
-    )
-    # the older spelling, still in users' scripts; not listed
-    parser.add_argument("--out", dest="output", type=Path, default=None, help=argparse.SUPPRESS)
-    parser.add_argument(
-        "--name",
-        default=DEFAULT_NAME,
-        help=f"the task set's name: its files are NAME{TASKS_SUFFIX} and NAME.order.json "
-        f"({DEFAULT_NAME})",
-    )
-    parser.add_argument("--seed", type=int, default=0, help="the random seed (0)")
-    add_split_arguments(parser)
-    return parser
+@dataclass(frozen=True)
+class GeneratorOptions:
+    """What the flags every generator takes say: the file to write, how many, which seed."""
+
+    path: Path  # the .jsonl file to write
+    count: int
+    seed: int  # --seed as given
+    task_seed: int  # the seed the tasks are drawn from: --seed, or --split's own
+    exclude: frozenset[str]  # the task texts (`text_key`) the set must not repeat
+    split: str | None
 
 
-def set_name(args: argparse.Namespace) -> str:
+def generator_command(
+    environment: str, description: str, *, count: int, count_help: str
+) -> Callable[[Callable[..., None]], click.Command]:
+    """`lifelong-gym generate ENV` from a function of `GeneratorOptions` and its own flags
+    (each given with `@click.option` under this decorator)."""
+
+    def decorate(generate: Callable[..., None]) -> click.Command:
+        def callback(**flags: Any) -> None:
+            output, older = flags.pop("output"), flags.pop("out")
+            name, seed, split = flags.pop("name"), flags.pop("seed"), flags.pop("split")
+            options = GeneratorOptions(
+                path=task_file(output or older, environment, split_name(name, split)),
+                count=flags.pop("count"),
+                seed=seed,
+                task_seed=split_seed(seed, split),
+                exclude=frozenset(task_texts(flags.pop("exclude"))),
+                split=split,
+            )
+            generate(options, **flags)
+
+        common = [
+            click.Option(
+                ["--output"],
+                type=click.Path(path_type=Path),
+                help=f"The folder to write into, or the {TASKS_SUFFIX} file to write "
+                f"(default ./{DEFAULT_OUTPUT}/{environment}/).",
+            ),
+            # the older spelling, still in users' scripts; not listed
+            click.Option(["--out"], type=click.Path(path_type=Path), hidden=True),
+            click.Option(
+                ["--name"],
+                default=DEFAULT_NAME,
+                show_default=True,
+                help=f"The task set's name: its files are NAME{TASKS_SUFFIX} and "
+                "NAME.order.json (with --split and no --name: the split's name).",
+            ),
+            click.Option(
+                ["--count"],
+                type=click.IntRange(min=1),
+                default=count,
+                show_default=True,
+                help=count_help,
+            ),
+            click.Option(["--seed"], type=int, default=0, show_default=True, help="Random seed."),
+            click.Option(
+                ["--split"],
+                type=click.Choice(SPLITS),
+                help="Draw the tasks from a seed derived from --seed and this name "
+                "(disjoint splits).",
+            ),
+            click.Option(
+                ["--exclude"],
+                type=click.Path(path_type=Path),
+                multiple=True,
+                metavar="FILE",
+                help="A task file whose task texts this set must not repeat (repeatable).",
+            ),
+        ]
+        return click.Command(
+            environment,
+            callback=callback,
+            params=common + list(reversed(getattr(generate, "__click_params__", []))),
+            help=description,
+            context_settings={"help_option_names": ["-h", "--help"]},
+        )
+
+    return decorate
+
+
+def split_name(name: str, split: str | None) -> str:
     """The task set's name: `--name`, else the `--split` (train.jsonl), else the default."""
-    return args.split if args.split and args.name == DEFAULT_NAME else args.name
+    return split if split and name == DEFAULT_NAME else name
 
 
 def task_file(output: Path | None, environment: str, name: str = DEFAULT_NAME) -> Path:
@@ -100,3 +159,14 @@ def write_task_set(
 def progress_bar(total: int, description: str, iterable: Iterable | None = None) -> tqdm:
     """The progress bar of a long generation step (shown on a terminal only)."""
     return tqdm(iterable, total=total, desc=description, unit="task", disable=None)
+
+
+def coverage_line(tasks_per_skill: Mapping[str, int]) -> str:
+    """How a set covers its environment's skills (every skill a key), in one line."""
+    covered = sum(1 for count in tasks_per_skill.values() if count)
+    fewest = min(tasks_per_skill, key=tasks_per_skill.__getitem__)
+    more = "" if covered == len(tasks_per_skill) else " (a larger --count covers them all)"
+    return (
+        f"{covered} of {len(tasks_per_skill)} skills covered{more}; "
+        f"fewest tasks per skill: {tasks_per_skill[fewest]} ({fewest})"
+    )

@@ -9,7 +9,6 @@ train.jsonl` makes a validation set that shares no task text with the training s
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 from collections.abc import Iterable
 from pathlib import Path
@@ -50,30 +49,3 @@ def task_texts(paths: Iterable[str | Path]) -> set[str]:
                 )
             texts.add(text_key(record[field]))
     return texts
-
-
-def add_split_arguments(parser: argparse.ArgumentParser) -> None:
-    """The `--split` and `--exclude` options every generator takes."""
-    parser.add_argument(
-        "--split",
-        choices=SPLITS,
-        help="draw the tasks from a seed derived from --seed and this name (disjoint splits)",
-    )
-    parser.add_argument(
-        "--exclude",
-        type=Path,
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="a task file whose task texts this set must not repeat (repeatable)",
-    )
-
-
-def split_options(
-    parser: argparse.ArgumentParser, args: argparse.Namespace
-) -> tuple[int, frozenset[str]]:
-    """The seed to draw from and the texts to avoid, from `--seed`, `--split`, `--exclude`."""
-    try:
-        return split_seed(args.seed, args.split), frozenset(task_texts(args.exclude))
-    except ConfigError as error:
-        parser.error(str(error))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from lifelong_gym.tasks import DATA_DIR
 SMALL = {
     "db": ["--count", "25", "--mysql", ""],
     "os": ["--count", "30", "--no-verify"],
-    "kg": ["--per-length", "2", "--scale", "0.1"],
+    "kg": ["--count", "16", "--scale", "0.1"],
 }
 
 
@@ -67,9 +68,69 @@ def test_without_output_a_set_goes_to_the_current_directory(
 def test_every_generator_takes_the_same_flags(environment: str):
     result = generate(environment, "-h")
     assert result.exit_code == 0
-    for flag in ("--output", "--name", "--seed", "-h"):
+    for flag in ("--output", "--name", "--count", "--seed", "--split", "--exclude", "-h"):
         assert flag in result.output
     assert "--out " not in result.output and "--out\n" not in result.output  # hidden alias
+    assert "--per-length" not in result.output  # kg's older spelling of --count, hidden
+    options = result.output.split("Options:")[1]
+    assert options.count("[default:") >= 3  # --name, --count, --seed and the env's own
+    assert "--count INTEGER RANGE" in options and "Usage:" in result.output  # Click's help
+
+
+@pytest.mark.parametrize("environment", sorted(SMALL))
+@pytest.mark.parametrize("count", ["0", "-3"])
+def test_a_count_below_one_is_refused_in_one_line(
+    environment: str, count: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["generate", environment, "--count", count])
+    assert result.exit_code == 1
+    [line] = result.output.strip().splitlines()
+    assert line.startswith(f"Error: Invalid value for '--count': {count} is not in the range")
+    assert line.endswith(f"generate {environment} -h`)")
+    assert not (tmp_path / "lifelong-gym-tasks").exists()
+
+
+def test_kg_count_is_spread_over_the_lengths_and_per_length_still_works(tmp_path: Path):
+    needs("kg")
+    result = generate("kg", "--count", "10", "--scale", "0.1", "--output", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    lengths = [len(json.loads(line)["action_list"]) for line in open(tmp_path / "default.jsonl")]
+    assert sorted(lengths) == [2, 2, 3, 3, 4, 5, 6, 7, 8, 9]  # the shorter ones get the rest
+    both = CliRunner().invoke(main, ["generate", "kg", "--per-length", "2", "--count", "16"])
+    assert both.exit_code == 1 and "give one of them" in both.output
+
+
+def test_small_sets_are_made_and_summed_up_in_one_line(tmp_path: Path):
+    """Any --count works in every generator (os took no fewer than 30, db any); a set too
+    small to cover every skill says so in one line, not a line per skill."""
+    needs("os")
+    for environment, flags in [("db", ["--mysql", ""]), ("os", ["--no-verify"])]:
+        out = tmp_path / environment
+        result = generate(environment, "--count", "5", "--output", str(out), *flags)
+        assert result.exit_code == 0, result.output
+        lines = result.output.strip().splitlines()
+        assert len(lines) == 3, result.output  # wrote ..., the coverage, how to use them
+        assert "skills covered (a larger --count covers them all)" in lines[1]
+        assert len((out / "default.jsonl").read_text().splitlines()) == 5
+
+
+def test_the_db_generator_says_up_front_which_mysql_server_it_uses(tmp_path: Path):
+    needs("db")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        url = f"mysql://root@127.0.0.1:{probe.getsockname()[1]}"
+    result = generate("db", "--count", "3", "--output", str(tmp_path), "--mysql", url)
+    assert result.exit_code == 0, result.output
+    assert (
+        result.stderr.splitlines()[0]
+        == f"checking every task on MySQL at {url} (--mysql '' for none)"
+    )
+    assert "not checking on MySQL" in result.stderr.splitlines()[1]
+    assert (
+        "checking"
+        not in generate("db", "--count", "3", "--output", str(tmp_path), "--mysql", "").stderr
+    )
 
 
 def test_a_named_set_in_a_named_folder_is_loaded_with_its_order(tmp_path: Path):

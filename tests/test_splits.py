@@ -65,7 +65,7 @@ def test_os_train_and_validation_share_no_instruction(tmp_path: Path):
 
 
 def test_kg_splits_ask_about_one_graph_and_share_no_question(tmp_path: Path):
-    common = ["kg", "--scale", "0.2", "--per-length", "2"]
+    common = ["kg", "--scale", "0.2", "--per-length", "2"]  # the older spelling of --count 16
     first, second = tmp_path / "a", tmp_path / "b"
     generate(*common, "--split", "train", "--out", str(first))
     train = first / "train.jsonl"
@@ -82,4 +82,4 @@ def test_an_unreadable_exclude_file_is_one_clear_error(tmp_path: Path):
         ["generate", "os", "--count", "30", "--no-verify", "--output", str(tmp_path)]
         + ["--exclude", str(tmp_path / "missing.jsonl")],
     )
-    assert result.exit_code == 2 and "missing.jsonl does not exist" in result.output
+    assert result.exit_code == 1 and "missing.jsonl does not exist" in result.output

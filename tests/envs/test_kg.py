@@ -422,7 +422,7 @@ def test_generator_is_seeded_and_its_tasks_replay(tmp_path: Path) -> None:
     from lifelong_gym.envs.kg.generate import generate
 
     first, second = tmp_path / "a", tmp_path / "b"
-    counts = [generate(7, 2, folder / "default.jsonl", scale=0.1) for folder in (first, second)]
+    counts = [generate(7, 16, folder / "default.jsonl", scale=0.1) for folder in (first, second)]
     assert counts[0] == counts[1]
     for name in ("graph.nt.gz", "default.jsonl", "default.order.json"):
         assert (first / name).read_bytes() == (second / name).read_bytes()

@@ -1,11 +1,12 @@
 """Generate the shipped KG: a seeded graph and questions answered by running their logical form.
 
-Usage: lifelong-gym generate kg [--seed 0] [--per-length 52] [--output DIR]
+Usage: lifelong-gym generate kg [--seed 0] [--count 416] [--scale 1.0] [--output DIR]
     [--split train|validation|test] [--exclude FILE]
 
-The graph is made from `--seed` alone, so every split of one seed asks about one graph
-(`graph.nt.gz` beside the splits); the questions of a split are drawn from a seed derived
-from `--seed` and `--split`.
+`--count` questions are spread evenly over the eight lengths of action list, 2 to 9 (the
+shorter lengths get the remainder). The graph is made from `--seed` alone, so every split
+of one seed asks about one graph (`graph.nt.gz` beside the splits); the questions of a
+split are drawn from a seed derived from `--seed` and `--split`.
 """
 
 from __future__ import annotations
@@ -15,21 +16,24 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import click
+from click.core import ParameterSource
+
 from lifelong_gym.envs.kg import phrases
 from lifelong_gym.envs.kg.backends import OxigraphBackend
 from lifelong_gym.envs.kg.sexpr import SExpr, dump_sexpr, parse_action, sexpr_to_actions
 from lifelong_gym.envs.kg.sparql import count_query, entities_query
 from lifelong_gym.envs.kg.synthetic_graph import RELATIONS, Graph, build_graph, write_ntriples
+from lifelong_gym.errors import ConfigError
 from lifelong_gym.generation import (
     DEFAULT_NAME,
     TASKS_SUFFIX,
-    generator_parser,
+    GeneratorOptions,
+    generator_command,
     progress_bar,
-    set_name,
-    task_file,
     write_task_set,
 )
-from lifelong_gym.splits import split_options, text_key
+from lifelong_gym.splits import text_key
 
 MAX_ANSWERS = 25  # list questions with more answers than this are not asked
 # Shapes of logical form by the length of their action list (2..9).
@@ -158,7 +162,7 @@ def graph_file(tasks_path: Path, shared: bool = False) -> Path:
 
 def generate(
     seed: int,
-    per_length: int,
+    count: int,
     path: Path,
     scale: float = 1.0,
     *,
@@ -166,7 +170,8 @@ def generate(
     exclude: frozenset[str] = frozenset(),
     shared_graph: bool = False,
 ) -> tuple[int, int]:
-    """Write the graph (from `seed`), the questions (`path`) and their order; return counts.
+    """Write the graph (from `seed`), `count` questions (`path`) and their order; return
+    the number of triples and of questions.
 
     Questions are drawn from `question_seed` (default `seed`); none repeats another's text
     or one of `exclude`.
@@ -178,7 +183,7 @@ def generate(
     store = OxigraphBackend(graph_path, timeout=60)
     try:
         maker = QuestionMaker(graph, store, rng)
-        records = make_questions(maker, seed, per_length, exclude)
+        records = make_questions(maker, seed, count, exclude)
     finally:
         store.close()
     order = list(range(len(records)))
@@ -188,9 +193,9 @@ def generate(
 
 
 def make_questions(
-    maker: QuestionMaker, seed: int, per_length: int, exclude: frozenset[str] = frozenset()
+    maker: QuestionMaker, seed: int, count: int, exclude: frozenset[str] = frozenset()
 ) -> list[dict[str, Any]]:
-    """`per_length` distinct questions for every length of action list, 2 to 9.
+    """`count` distinct questions spread over the lengths of action list, 2 to 9.
 
     No question repeats another's text or one of `exclude` (texts as `text_key` folds them).
     """
@@ -198,14 +203,14 @@ def make_questions(
     records: list[dict[str, Any]] = []
     seen: set[str] = set()
     texts = set(exclude)
-    with progress_bar(per_length * len(SHAPES), "kg questions") as bar:
-        for length, shapes in SHAPES.items():
+    with progress_bar(count, "kg questions") as bar:
+        for length, wanted in length_quotas(count).items():
             made, tries = 0, 0
-            while made < per_length:
+            while made < wanted:
                 tries += 1
-                if tries > per_length * 400:
-                    raise RuntimeError(f"could not make {per_length} questions of length {length}")
-                record = maker.make(*rng.choice(shapes))
+                if tries > wanted * 400:
+                    raise RuntimeError(f"could not make {wanted} questions of length {length}")
+                record = maker.make(*rng.choice(SHAPES[length]))
                 if record is None or record["s_expression"] in seen:
                     continue
                 if text_key(record["question"]) in texts:
@@ -220,29 +225,48 @@ def make_questions(
     return records
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Command-line entry point."""
-    parser = generator_parser("kg", __doc__.splitlines()[0])
-    parser.add_argument("--per-length", type=int, default=52, help="questions per length 2..9")
-    parser.add_argument("--scale", type=float, default=1.0, help="entity counts multiplier")
-    args = parser.parse_args(argv)
-    question_seed, exclude = split_options(parser, args)
-    name = set_name(args)
-    path = task_file(args.output, "kg", name)
+def length_quotas(count: int) -> dict[int, int]:
+    """How many of `count` questions each length of action list gets: an even share, the
+    shorter lengths one more until the remainder is used."""
+    share, extra = divmod(count, len(SHAPES))
+    return {length: share + (i < extra) for i, length in enumerate(SHAPES)}
+
+
+@generator_command(
+    "kg",
+    "Make a KG task set: a seeded Freebase-shaped graph (written beside the tasks) and "
+    "questions answered by running their logical form.",
+    count=52 * len(SHAPES),
+    count_help=f"Number of questions, spread evenly over the {len(SHAPES)} lengths of "
+    "action list (2 to 9).",
+)
+@click.option(
+    "--scale", type=float, default=1.0, show_default=True, help="Entity counts multiplier."
+)
+# the older spelling, in users' scripts: N questions of every length, --count 8N
+@click.option("--per-length", type=click.IntRange(min=1), hidden=True)
+@click.pass_context
+def main(
+    context: click.Context, options: GeneratorOptions, scale: float, per_length: int | None
+) -> None:
+    """Write the graph, the questions and their order; say how to use them."""
+    count = options.count
+    if per_length is not None:
+        if context.get_parameter_source("count") is not ParameterSource.DEFAULT:
+            raise ConfigError(f"--per-length N is --count {len(SHAPES)}N; give one of them")
+        count = per_length * len(SHAPES)
+    shared = options.split is not None
     triples, questions = generate(
-        args.seed,
-        args.per_length,
-        path,
-        args.scale,
-        question_seed=question_seed,
-        exclude=exclude,
-        shared_graph=args.split is not None,
+        options.seed,
+        count,
+        options.path,
+        scale,
+        question_seed=options.task_seed,
+        exclude=options.exclude,
+        shared_graph=shared,
     )
-    graph_path = graph_file(path, shared=args.split is not None)
-    print(f"wrote {triples} triples to {graph_path} and {questions} questions to {path}")
-    print(f'use them: gym.make("LifelongKG-v0", tasks="{path}", graph="{graph_path}")')
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    graph_path = graph_file(options.path, shared=shared)
+    click.echo(
+        f"wrote {triples} triples to {graph_path} and {questions} questions to {options.path}"
+    )
+    click.echo(f'use them: gym.make("LifelongKG-v0", tasks="{options.path}", graph="{graph_path}")')
