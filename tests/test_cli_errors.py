@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import socket
 import subprocess
 import sys
@@ -63,6 +64,30 @@ def test_a_missing_graph_file_is_one_line_like_a_missing_task_file(tmp_path):
     assert_one_line_error(graph, "graph='/nonexistent.nt' is not a file", "N-Triples")
     tasks = run_cli(*kg, "tasks=/nonexistent.jsonl")
     assert_one_line_error(tasks, "/nonexistent.jsonl' is neither a file")
+
+
+@pytest.mark.parametrize("name", ["default", "mine"])  # graph.nt.gz, mine.graph.nt.gz
+def test_a_generated_kg_set_is_played_on_the_graph_beside_it(tmp_path, name):
+    """Not silently on the shipped graph, where the oracle scored 0% and the run exited 0."""
+    pytest.importorskip("pyoxigraph")
+    made = run_cli(
+        "generate", "kg", "--count", "8", "--scale", "0.1", "--seed", "3", "--name", name,
+        "--output", str(tmp_path),
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    graph = tmp_path / ("graph.nt.gz" if name == "default" else f"{name}.graph.nt.gz")
+    assert graph.is_file()
+    tasks = tmp_path / f"{name}.jsonl"
+    out = tmp_path / "run"
+    result = run_cli(
+        "run", "--env", "LifelongKG-v0", "--tasks", str(tasks), "--output", str(out),
+        "--no-progress",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    said = [line for line in result.stderr.splitlines() if "graph" in line]
+    assert len(said) == 1 and str(graph) in said[0] and "graph= names another" in said[0]
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["sessions"] == 8 and metrics["success_rate"] == 1.0
 
 
 def test_an_unreachable_mysql_server(tmp_path, mysql_url):

@@ -26,8 +26,16 @@ from lifelong_gym.errors import BackendError, EnvArgumentError, LifelongGymError
 
 logger = logging.getLogger(__name__)
 
-SHIPPED_GRAPH = Path(__file__).resolve().parents[2] / "data" / "kg" / "graph.nt.gz"
+SHARED_GRAPH = "graph.nt.gz"  # the graph the default set and a seed's splits share
+SHIPPED_GRAPH = Path(__file__).resolve().parents[2] / "data" / "kg" / SHARED_GRAPH
 QUERY_MEMORY = 1 << 30  # bytes a guarded query may use beyond the loaded graph
+
+
+def graph_files(tasks_path: Path) -> tuple[Path, Path]:
+    """The names `lifelong-gym generate kg` gives a graph beside the task file NAME.jsonl:
+    NAME's own `NAME.graph.nt.gz`, and the folder's shared `graph.nt.gz`."""
+    name = tasks_path.name.removesuffix(".jsonl")
+    return tasks_path.with_name(f"{name}.graph.nt.gz"), tasks_path.with_name(SHARED_GRAPH)
 
 
 class QueryRefused(LifelongGymError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from lifelong_gym.core import (
@@ -20,20 +21,24 @@ from lifelong_gym.envs.kg.actions import (
     parse_reply,
 )
 from lifelong_gym.envs.kg.backends import (
+    SHIPPED_GRAPH,
     BackendError,
     KGBackend,
     OxigraphBackend,
     QueryRefused,
     QueryTimeout,
     SparqlEndpointBackend,
+    graph_files,
 )
 from lifelong_gym.envs.kg.prompt import opening_prompt
 from lifelong_gym.envs.kg.sexpr import ActionCall
 from lifelong_gym.envs.kg.task import KGTask, kg_task_from_record
 from lifelong_gym.errors import EnvArgumentError
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
-from lifelong_gym.tasks import TaskSet, load_task_set
+from lifelong_gym.tasks import TaskSet, load_task_set, shipped_task_sets
 from lifelong_gym.tool_calls import ToolCall
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_TASK_SET = "default"
 BACKENDS = ("oxigraph", "sparql")
@@ -90,7 +95,9 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
     - `backend`: `"oxigraph"` (embedded, default) or `"sparql"` (an endpoint at `url`).
     - `url`: the SPARQL endpoint for `backend="sparql"`.
     - `graph`: an N-Triples or Turtle file (optionally .gz) to load instead of the shipped
-      graph (embedded back-end only).
+      graph (embedded back-end only). Without it, a task file NAME.jsonl that has the graph
+      `lifelong-gym generate kg` wrote beside it (`NAME.graph.nt.gz`, else `graph.nt.gz`)
+      is played on that graph, and the environment logs one line saying so.
     - `max_turns`: replies per task (15, as in the benchmark).
     - `max_results`: entities or relations kept per action (larger results are cut).
     - `query_timeout`: seconds a query may run before the agent is told it timed out;
@@ -150,6 +157,8 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
         if max_results < 1:
             raise EnvArgumentError(f"max_results must be at least 1, got {max_results}")
         self.max_results = max_results
+        if backend == "oxigraph" and graph is None:
+            graph = graph_beside(tasks)
         self.backend = make_backend(backend, url=url, graph=graph, timeout=query_timeout)
         self._executor: ActionExecutor | None = None
         self._executed: list[bool] = []
@@ -226,6 +235,25 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
 
     def _end_task(self) -> None:
         self._executor = None
+
+
+def graph_beside(tasks: str | Path | TaskSet[KGTask] | None) -> Path | None:
+    """The graph generated beside a task file, if there is one other than the shipped graph
+    (then it is said in one line); None for a shipped set's name or a `TaskSet`."""
+    if tasks is None or isinstance(tasks, TaskSet) or str(tasks) in shipped_task_sets("kg"):
+        return None
+    for path in graph_files(Path(tasks).expanduser()):
+        if path.is_file():
+            if path.resolve() == SHIPPED_GRAPH:
+                return None
+            logger.warning(
+                "tasks=%s: playing them on the graph generated beside them, %s "
+                "(graph= names another)",
+                tasks,
+                path,
+            )
+            return path
+    return None
 
 
 def make_backend(

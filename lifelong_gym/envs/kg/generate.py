@@ -20,7 +20,7 @@ import click
 from click.core import ParameterSource
 
 from lifelong_gym.envs.kg import phrases
-from lifelong_gym.envs.kg.backends import OxigraphBackend
+from lifelong_gym.envs.kg.backends import OxigraphBackend, graph_files
 from lifelong_gym.envs.kg.sexpr import SExpr, dump_sexpr, parse_action, sexpr_to_actions
 from lifelong_gym.envs.kg.sparql import count_query, entities_query
 from lifelong_gym.envs.kg.synthetic_graph import RELATIONS, Graph, build_graph, write_ntriples
@@ -155,9 +155,8 @@ class QuestionMaker:
 def graph_file(tasks_path: Path, shared: bool = False) -> Path:
     """The graph written beside a task file: `graph.nt.gz` for the default set and for
     splits (which share their seed's graph), else NAME's own."""
-    name = tasks_path.name.removesuffix(TASKS_SUFFIX)
-    own = not shared and name != DEFAULT_NAME
-    return tasks_path.with_name(f"{name}.graph.nt.gz" if own else "graph.nt.gz")
+    own, shared_graph = graph_files(tasks_path)
+    return shared_graph if shared or tasks_path.name == DEFAULT_NAME + TASKS_SUFFIX else own
 
 
 def generate(
