@@ -27,14 +27,14 @@ generator seed, or `--eval-tasks`, no instruction shared with the training tasks
 
 from __future__ import annotations
 
-import argparse
 import re
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import gymnasium as gym
 import torch
 from gymnasium.vector import AutoresetMode
+from transformers import HfArgumentParser
 
 from lifelong_gym.actions import InvalidReply
 from lifelong_gym.agents.models.gguf import smollm2_path
@@ -75,6 +75,10 @@ class Config:
     kl_coef: float = 0.0  # > 0: k3 KL to the base weights (one more forward)
     format_bonus: float = 1.0
     micro_batch: int = 4
+    # groups whose rewards are all equal have advantage 0: with kl_coef 0 they add no
+    # gradient, only tokens to the mean's count. Left out of the update (as DAPO's dynamic
+    # sampling does), the step is the mean over the informative episodes, and cheaper.
+    skip_equal_groups: bool = False
     lora_rank: int = 16  # 0 trains every weight
     lora_layers: int = 8  # adapters on the last this many layers (0: all); backward stops there
     # evaluation on held-out tasks
@@ -248,12 +252,17 @@ def train(config: Config) -> None:
         episodes = collect_episodes(train_envs, policy, len(chosen), task_indices=chosen)
         rewards = [reward_of(e, config) for e in episodes]
         advantages = group_advantages(rewards, [e.task_index for e in episodes])
+        if config.skip_equal_groups and config.kl_coef == 0:
+            kept = [i for i, advantage in enumerate(advantages.tolist()) if advantage != 0]
+            update_episodes, advantages = [episodes[i] for i in kept], advantages[kept]
+        else:
+            update_episodes = episodes
         # 2. one update over the batch, in micro-batches whose gradients add up
-        token_count = float(sum(e.generated_tokens for e in episodes))
+        token_count = float(sum(e.generated_tokens for e in update_episodes))
         optimizer.zero_grad()
         logged = {"policy_loss": 0.0, "kl": 0.0, "clip_fraction": 0.0}
-        for start in range(0, len(episodes), config.micro_batch):
-            part = episodes[start : start + config.micro_batch]
+        for start in range(0, len(update_episodes), config.micro_batch):
+            part = update_episodes[start : start + config.micro_batch]
             batch = EpisodeBatch.from_episodes(part, pad_id)
             ref = reference_logprobs(policy, batch, config) if config.kl_coef > 0 else None
             new = token_logprobs(policy.model, batch, config.temperature)
@@ -267,19 +276,23 @@ def train(config: Config) -> None:
                 token_count=token_count,
             )
             terms.loss.backward()
-            share = len(part) / len(episodes)
+            share = len(part) / len(update_episodes)
             logged["policy_loss"] += terms.policy_loss.item()
             logged["kl"] += terms.kl.item()
             logged["clip_fraction"] += float(terms.clip_fraction) * share
-        grad_norm = float(torch.nn.utils.clip_grad_norm_(trainable, 1.0))
-        optimizer.step()
+        if update_episodes:
+            grad_norm = float(torch.nn.utils.clip_grad_norm_(trainable, 1.0))
+            optimizer.step()
+        else:
+            grad_norm = 0.0
         print(
             f"step {step:3d}  reward {sum(rewards) / len(rewards):.3f}  "
             f"format {sum(map(format_ok, episodes)) / len(episodes):.3f}  "
             f"solved {sum(e.reward for e in episodes) / len(episodes):.3f}  "
             f"policy_loss {logged['policy_loss']:+.4f}  kl {logged['kl']:.5f}  "
             f"clip_fraction {logged['clip_fraction']:.3f}  grad_norm {grad_norm:.3f}  "
-            f"tokens {int(token_count)}  {time.monotonic() - step_start:.0f} s",
+            f"updated {len(update_episodes)}/{len(episodes)}  tokens {int(token_count)}  "
+            f"{time.monotonic() - step_start:.0f} s",
             flush=True,
         )
         if time.monotonic() - started > budget:
@@ -302,12 +315,8 @@ def train(config: Config) -> None:
 
 def parse_config() -> Config:
     """The config, with every field settable from the command line (--learning-rate 1e-4)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    for spec in fields(Config):
-        parser.add_argument(
-            "--" + spec.name.replace("_", "-"), type=type(spec.default), default=spec.default
-        )
-    return Config(**vars(parser.parse_args()))
+    parser = HfArgumentParser(Config, description=__doc__.splitlines()[0])
+    return parser.parse_args_into_dataclasses()[0]
 
 
 if __name__ == "__main__":

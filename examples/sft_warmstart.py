@@ -20,15 +20,14 @@ interval, before training (`--eval-before`) and after, and per skill.
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 from datasets import load_dataset
-from transformers import TrainerCallback
+from transformers import HfArgumentParser, TrainerCallback
 from trl import SFTConfig, SFTTrainer
 
 from lifelong_gym.agents.models.gguf import smollm2_path
@@ -206,14 +205,8 @@ def train(config: Config) -> None:
 
 def parse_config() -> Config:
     """The config, with every field settable from the command line (--learning-rate 1e-4)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    for spec in fields(Config):
-        flag = "--" + spec.name.replace("_", "-")
-        if isinstance(spec.default, bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=spec.default)
-        else:
-            parser.add_argument(flag, type=type(spec.default), default=spec.default)
-    return Config(**vars(parser.parse_args()))
+    parser = HfArgumentParser(Config, description=__doc__.splitlines()[0])
+    return parser.parse_args_into_dataclasses()[0]
 
 
 if __name__ == "__main__":

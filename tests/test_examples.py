@@ -124,10 +124,13 @@ def test_grpo_train_continues_from_a_warm_start_in_the_standard_environment(
         *("--format-bonus", "0", "--train-tasks", "default", "--eval-tasks", "default"),
         *("--steps", "1", "--num-envs", "2", "--tasks-per-step", "1", "--group-size", "2"),
         *("--max-new-tokens", "3", "--eval-episodes", "2", "--eval-temperature", "0"),
-        *("--lora-rank", "2", "--output", str(tmp_path / "grpo")),
+        *("--lora-rank", "2", "--output", str(tmp_path / "grpo"), "--skip-equal-groups"),
     )
     assert re.search(r"^500 training tasks, 500 held-out tasks$", out, re.M), out
     assert len(re.findall(r"^  success \d\.\d{3} \(\d/2, 95% CI", out, re.M)) == 2
-    step = re.search(r"^step +1 +reward (\S+) .* solved (\S+) ", out, re.M)
+    step = re.search(r"^step +1 +reward (\S+) .* solved (\S+) .* updated (\d)/2 ", out, re.M)
     assert step and step.group(1) == step.group(2)  # no format bonus: the reward is success
+    # a group of two is left out of the update when both episodes got the same reward
+    mixed = step.group(1) == "0.500"
+    assert int(step.group(3)) == (2 if mixed else 0)
     assert (tmp_path / "grpo" / "config.json").is_file()
