@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,13 +42,22 @@ def checked_env_kwargs(env_id: str, env_kwargs: Mapping[str, Any]) -> dict[str, 
     kwargs = dict(env_kwargs)
     try:
         spec = gym.spec(env_id)
-    except gym.error.Error as error:
-        raise EnvArgumentError(f"env {env_id!r}: {error}") from None
+    except gym.error.Error:
+        raise EnvArgumentError(f"env {env_id!r}: {unknown_id(env_id)}") from None
     entry = spec.entry_point
     target = gym.envs.registration.load_env_creator(entry) if isinstance(entry, str) else entry
     base = LifelongEnv if isinstance(target, type) and issubclass(target, LifelongEnv) else None
     check_arguments(target, kwargs, f"env {env_id}", also=base)
     return kwargs
+
+
+def unknown_id(env_id: str) -> str:
+    """That `env_id` is no registered id, and the registered id nearest to it (Gymnasium
+    suggests a name without its version, which is no id either)."""
+    ids = {known.lower(): known for known in gym.registry}
+    near = difflib.get_close_matches(env_id.lower(), ids, n=1, cutoff=0.6)
+    hint = f"did you mean {ids[near[0]]!r}? " if near else ""
+    return f"no such environment id; {hint}the suite's ids: {', '.join(ENV_IDS)}"
 
 
 def make_env(env_id: str, env_kwargs: Mapping[str, Any]) -> gym.Env:

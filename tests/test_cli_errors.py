@@ -90,6 +90,26 @@ def test_a_generated_kg_set_is_played_on_the_graph_beside_it(tmp_path, name):
     assert metrics["sessions"] == 8 and metrics["success_rate"] == 1.0
 
 
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("output: x\nenv: [a\nagent: oracle\n", "expected ',' or ']', but got ':' at line 3"),
+        ("output: x\n  env: LifelongDB-v0\n", "mapping values are not allowed here at line 2"),
+    ],
+)
+def test_a_yaml_syntax_error_is_one_line_with_its_place(tmp_path, text, problem):
+    config = tmp_path / "run.yaml"
+    config.write_text(text)
+    result = run_cli("run", "--config", str(config))
+    assert_one_line_error(result, f"config {config} is not YAML: {problem}")
+
+
+def test_an_unknown_env_id_suggests_a_whole_registered_id(tmp_path):
+    for wrong in ("LifelongOs-v0", "LifelongOS"):
+        result = run_cli("run", "--env", wrong, "--output", str(tmp_path))
+        assert_one_line_error(result, f"env {wrong!r}", "did you mean 'LifelongOS-v0'?")
+
+
 def test_an_unreachable_mysql_server(tmp_path, mysql_url):
     url = f"mysql://root@127.0.0.1:{free_port()}"
     result = run_cli(
@@ -169,7 +189,8 @@ def test_a_changed_config_is_refused_before_the_model_loads(tmp_path):
     ("args", "fragment"),
     [
         (["report", "{tmp}"], "holds no sessions.jsonl"),
-        (["compare", "{tmp}"], "holds no sessions.jsonl"),
+        (["compare", "{tmp}", "{tmp}"], "holds no sessions.jsonl"),
+        (["compare", "{tmp}"], "compare needs two or more runs"),
         (["generate", "kg", "--output", "{tmp}/tasks.txt"], "neither a folder nor a .jsonl"),
         (["serve", "--env-arg", "max_turns=abc"], "max_turns must be an integer"),
     ],

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lifelong_gym.errors import ConfigError
 from lifelong_gym.metrics import LifelongMetrics
 from lifelong_gym.run.folder import CONFIG_FILE
 from lifelong_gym.run.run_record import RunRecord, load_run
@@ -37,12 +38,24 @@ class ComparedRun:
 
 
 def load_compared_runs(folders: Sequence[Path]) -> list[ComparedRun]:
-    """Read the runs to compare and give each a letter and a name no other run has."""
+    """Read the runs to compare and give each a letter and a name no other run has; refuse
+    one run alone, and runs of different environments (their figures mean other things)."""
+    if len(folders) < 2:
+        raise ConfigError(
+            "compare needs two or more runs; `lifelong-gym report RUN` reads one run alone"
+        )
     names = unique_names(folders)
-    return [
+    runs = [
         ComparedRun(_letter(i), name, load_run(folder))
         for i, (name, folder) in enumerate(zip(names, folders, strict=True))
     ]
+    known = [run for run in runs if run.record.identity.config]
+    if len({run.record.identity.env for run in known}) > 1:
+        listed = ", ".join(f"{run.letter}: {run.record.identity.env}" for run in known)
+        raise ConfigError(
+            f"the runs are of different environments ({listed}); compare runs of one environment"
+        )
+    return runs
 
 
 def unique_names(folders: Sequence[Path]) -> list[str]:
@@ -60,7 +73,8 @@ def unique_names(folders: Sequence[Path]) -> list[str]:
 
 
 def comparison_warnings(runs: Sequence[ComparedRun]) -> list[str]:
-    """What makes the runs' figures not comparable: other environments, other task streams."""
+    """What makes the runs' figures not comparable task for task: other task streams, or a
+    run with no config to check."""
     warnings = [
         f"{run.letter} ({run.name}) has no {CONFIG_FILE}: cannot check that it ran the "
         "same environment and tasks as the others"
@@ -68,10 +82,7 @@ def comparison_warnings(runs: Sequence[ComparedRun]) -> list[str]:
         if not run.record.identity.config
     ]
     known = [run for run in runs if run.record.identity.config]
-    if len({run.record.identity.env for run in known}) > 1:
-        listed = ", ".join(f"{run.letter}: {run.record.identity.env}" for run in known)
-        warnings.append(f"the runs are of different environments ({listed}); do not compare them")
-    elif len({run.record.identity.task_stream for run in known}) > 1:
+    if len({run.record.identity.task_stream for run in known}) > 1:
         listed = "; ".join(f"{run.letter}: {_stream(run)}" for run in known)
         warnings.append(
             f"the runs saw different task sets or orders ({listed}); their figures are not "

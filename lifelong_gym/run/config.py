@@ -76,8 +76,10 @@ def load_run_config(path: str | Path | None, overrides: dict[str, Any]) -> RunCo
     if path is not None:
         try:
             loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as error:
+        except OSError as error:
             raise RunConfigError(f"cannot read config {path}: {error}") from None
+        except yaml.YAMLError as error:
+            raise RunConfigError(f"config {path} is not YAML: {yaml_problem(error)}") from None
         if not isinstance(loaded, dict | None):
             raise RunConfigError(f"config {path} must be a mapping of settings")
         data = {key.replace("-", "_"): value for key, value in (loaded or {}).items()}
@@ -89,6 +91,15 @@ def load_run_config(path: str | Path | None, overrides: dict[str, Any]) -> RunCo
             f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in error.errors()
         )
         raise RunConfigError(f"invalid run config: {problems}") from None
+
+
+def yaml_problem(error: yaml.YAMLError) -> str:
+    """PyYAML's many-line message as one line: the problem and where it is."""
+    mark = getattr(error, "problem_mark", None)
+    problem = getattr(error, "problem", None)
+    if mark is None or problem is None:
+        return " ".join(str(error).split())
+    return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
 
 
 def parse_env_args(items: list[str] | tuple[str, ...]) -> dict[str, Any]:

@@ -67,7 +67,7 @@ def test_compare_shows_long_and_clashing_names_whole(tmp_path):
     assert key == {"A": "x/run", "B": "y/run"}
 
 
-def test_compare_warns_about_other_task_streams_and_environments(tmp_path):
+def test_compare_warns_about_other_task_streams_and_refuses_other_environments(tmp_path):
     (tmp_path / "one").mkdir()
     (tmp_path / "two").mkdir()
     first = replay_runs(tmp_path / "one", ["run"])[0]
@@ -79,12 +79,13 @@ def test_compare_warns_about_other_task_streams_and_environments(tmp_path):
     sums = tmp_path / "sums"
     env = SumEnv()
     Runner(env, PatternAgent(env.tasks), [], sums, progress=False, plots=False).run()
-    result = compare(first, sums)
-    assert result.exit_code == 0, result.output
-    assert (
-        "warning: the runs are of different environments (A: LifelongDB-v0, B: SumEnv)"
-        in result.stderr
-    )
+    result = compare(first, sums, "--plot", tmp_path / "cmp.png")
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        "Error: the runs are of different environments (A: LifelongDB-v0, B: SumEnv); "
+        "compare runs of one environment"
+    ]
+    assert not (tmp_path / "cmp.png").exists()
 
 
 def test_default_plots_are_named_after_the_runs_and_not_shared(tmp_path):
@@ -100,5 +101,13 @@ def test_default_plots_are_named_after_the_runs_and_not_shared(tmp_path):
 
 
 def test_compare_names_a_folder_that_is_not_a_run(tmp_path):
-    result = compare(tmp_path)
+    result = compare(tmp_path, tmp_path)
     assert result.exit_code != 0 and "holds no sessions.jsonl" in result.output
+
+
+def test_compare_refuses_one_run_alone(tmp_path):
+    (run,) = replay_runs(tmp_path, ["run"])
+    result = compare(run)
+    assert result.exit_code == 1 and "compare needs two or more runs" in result.output
+    assert "lifelong-gym report RUN" in result.output
+    assert not list(tmp_path.glob("comparison*.png"))
