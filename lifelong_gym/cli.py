@@ -203,7 +203,11 @@ def generate() -> None:
 @click.option("--env-arg", "env_args", multiple=True, help="Environment argument key=value.")
 @click.option("--max-sessions", type=int, default=8, show_default=True, help="Sessions at once.")
 def serve(env_id: str, host: str, port: int, env_args: tuple[str, ...], max_sessions: int) -> None:
-    """Serve an environment over OpenEnv's protocol: one environment per WebSocket session."""
+    """Serve an environment over OpenEnv's protocol: one environment per WebSocket session.
+
+    Needs the openenv extra: pip install 'lifelong-gym[openenv]'. Clients connect with
+    `lifelong_gym.integrations.openenv.LifelongEnvClient` (the same extra).
+    """
     from lifelong_gym.integrations.openenv import serve as serve_openenv
 
     kwargs = parse_env_args(env_args)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -108,6 +109,33 @@ def test_an_unknown_env_id_suggests_a_whole_registered_id(tmp_path):
     for wrong in ("LifelongOs-v0", "LifelongOS"):
         result = run_cli("run", "--env", wrong, "--output", str(tmp_path))
         assert_one_line_error(result, f"env {wrong!r}", "did you mean 'LifelongOS-v0'?")
+
+
+def without_openenv(tmp_path) -> dict[str, str]:
+    """An environment in which `import openenv` fails as it does where it is not installed."""
+    package = tmp_path / "blocked" / "openenv"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'openenv'\", name='openenv')\n"
+    )
+    return {**os.environ, "PYTHONPATH": str(package.parent)}
+
+
+def test_serve_and_the_openenv_client_name_the_extra_they_need(tmp_path):
+    assert "pip install 'lifelong-gym[openenv]'" in CliRunner().invoke(main, ["serve", "-h"]).output
+    env = without_openenv(tmp_path)
+    served = subprocess.run(
+        [sys.executable, "-m", "lifelong_gym", "serve", "--port", str(free_port())],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert_one_line_error(served, "openenv is missing", "pip install 'lifelong-gym[openenv]'")
+    client = subprocess.run(
+        [sys.executable, "-c", "from lifelong_gym.integrations.openenv import LifelongEnvClient"],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    last = client.stderr.strip().splitlines()[-1]  # an import in the user's code: a traceback
+    assert last.startswith("lifelong_gym.errors.MissingExtraError: "), last
+    assert "LifelongEnvClient" in last and "lifelong-gym[openenv]" in last
 
 
 def test_an_unreachable_mysql_server(tmp_path, mysql_url):

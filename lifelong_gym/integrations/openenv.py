@@ -26,7 +26,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from lifelong_gym.errors import ConfigError
+from lifelong_gym.errors import ConfigError, MissingExtraError
 from lifelong_gym.registration import make_env
 
 try:
@@ -39,8 +39,9 @@ try:
     from openenv.core.env_server.types import Action, ConcurrencyConfig, Observation, State
     from pydantic import Field
 except ImportError as error:  # pragma: no cover - the message is the point
-    raise ConfigError(
-        f"the OpenEnv server needs the openenv package ({error.name} is missing): "
+    raise MissingExtraError(
+        f"lifelong_gym.integrations.openenv (LifelongEnvClient, and the server of "
+        f"`lifelong-gym serve`) needs the openenv package ({error.name} is missing): "
         "pip install 'lifelong-gym[openenv]'"
     ) from None
 
