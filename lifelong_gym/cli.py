@@ -32,8 +32,9 @@ def one_line_errors() -> Iterator[None]:
         yield
     except LifelongGymError as error:
         raise click.ClickException(str(error)) from None
-    except click.exceptions.NoArgsIsHelpError:
-        raise  # a bare group prints its help
+    except click.exceptions.NoArgsIsHelpError as error:
+        error.exit_code = 1  # a bare group prints its help, with the one exit code
+        raise
     except click.UsageError as error:
         command = error.ctx.command_path if error.ctx else "lifelong-gym"
         raise click.ClickException(f"{error.format_message()} (see `{command} -h`)") from None

@@ -248,6 +248,12 @@ def test_clicks_usage_errors_are_the_same_one_line_and_exit_code(tmp_path, args,
     assert_one_line_error(result, *fragments)
 
 
+@pytest.mark.parametrize("args", [[], ["generate"], ["export"]])
+def test_a_group_without_its_command_prints_its_help_with_the_same_exit_code(args):
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1 and result.output.startswith("Usage:")  # and the commands
+
+
 @pytest.mark.parametrize(
     "command", ["run", "report", "compare", "generate", "build-image", "serve"]
 )
