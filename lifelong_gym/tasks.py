@@ -6,17 +6,22 @@ import functools
 import hashlib
 import json
 import logging
-import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, TypeVar
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from lifelong_gym.actions import ParsedAction
-from lifelong_gym.errors import ConfigError, EnvArgumentError, TaskFileError
+from lifelong_gym.errors import TaskFileError
+from lifelong_gym.orders import (  # noqa: F401 - re-exported: the orders lived here
+    ORDERS,
+    OrderName,
+    curriculum_order,
+    shard_order,
+    task_order,
+)
 from lifelong_gym.session import ChatMessage
 
 logger = logging.getLogger(__name__)
@@ -94,52 +99,6 @@ class TaskSet(Generic[TaskT]):
 
     def __iter__(self) -> Iterator[TaskT]:
         return (self._by_index[i] for i in self.order)
-
-
-def curriculum_order(
-    tasks: TaskSet,
-    stages: Sequence[Sequence[str]] | None = None,
-    seed: int | None = None,
-) -> list[int]:
-    """The set's tasks easy to hard: by skill stage, then by number of skills.
-
-    Without `stages` a task's level is its number of skills (fewer first). With `stages`
-    (lists of skills, easiest first, each adding to the ones before) a task's level is the
-    first stage by which every skill it uses has been introduced; tasks using a skill no
-    stage names come last. Within a level, tasks with fewer skills come first; ties keep
-    the set's sample order, or are shuffled with `seed`.
-    """
-    introduced: dict[str, int] = {}
-    for level, stage in enumerate(stages or ()):
-        for skill in stage:
-            introduced.setdefault(skill, level)
-    unstaged = len(stages or ())
-
-    def level(index: int) -> int:
-        skills = tasks[index].skills
-        if stages is None:
-            return len(skills)
-        return max((introduced.get(skill, unstaged) for skill in skills), default=0)
-
-    order = list(tasks.order)
-    if seed is not None:
-        random.Random(f"curriculum-{seed}").shuffle(order)
-    return sorted(order, key=lambda i: (level(i), len(tasks[i].skills)))
-
-
-def shard_order(order: Sequence[int], shard: tuple[int, int]) -> list[int]:
-    """Shard `index` of `count` of a task order: every count-th task from position `index`.
-
-    The `count` shards are disjoint and together hold every task of `order` once; at any
-    point the shards' next tasks are neighbours in `order`.
-    """
-    index, count = shard
-    if not 0 < count <= len(order) or not 0 <= index < count:
-        raise EnvArgumentError(
-            f"shard=(index, count) needs 0 <= index < count <= {len(order)} (the tasks in "
-            f"the order); got {tuple(shard)}"
-        )
-    return list(order[index::count])
 
 
 def read_records(path: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -297,28 +256,3 @@ def _resolve(
         f"tasks={name!r} is neither a file nor a shipped {environment} task set; "
         f"shipped sets: {', '.join(shipped) or 'none'}"
     )
-
-
-OrderName = Literal["sample", "shuffled", "curriculum"]
-ORDERS: tuple[str, ...] = ("sample", "shuffled", "curriculum")
-
-
-def task_order(
-    tasks: TaskSet,
-    order: str = "sample",
-    seed: int | None = None,
-    stages: Sequence[Sequence[str]] | None = None,
-) -> list[int]:
-    """The sample indices of a lifelong run: the set's sample order, a seeded permutation,
-    or a curriculum easy to hard (`curriculum_order`: by `stages` of skills, else by the
-    number of skills; ties shuffled with `seed`)."""
-    if order == "sample":
-        return list(tasks.order)
-    if order == "shuffled":
-        if seed is None:
-            raise ConfigError('order="shuffled" needs a seed so that a run can be repeated')
-        permutation = np.random.default_rng(seed).permutation(len(tasks.order))
-        return [tasks.order[int(i)] for i in permutation]
-    if order == "curriculum":
-        return curriculum_order(tasks, stages, seed)
-    raise ConfigError(f"order must be one of {', '.join(ORDERS)}; got {order!r}")

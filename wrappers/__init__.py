@@ -1,6 +1,6 @@
 """Gymnasium wrappers for lifelong environments (import as `lifelong_gym.wrappers`)."""
 
-from lifelong_gym.tasks import task_order
+from lifelong_gym.orders import task_order
 
 from .experience_replay import ExperienceReplay
 from .group_self_consistency import GroupSelfConsistency

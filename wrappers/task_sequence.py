@@ -9,18 +9,19 @@ import gymnasium as gym
 from gymnasium.utils import RecordConstructorArgs
 
 from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics, compute_metrics
+from lifelong_gym.orders import OrderName, shard_order, task_order
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
-from lifelong_gym.tasks import OrderName, shard_order, task_order
 
 
 class LifelongTaskSequence(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
     """Runs a lifelong environment's task set as one ordered stream, one task per episode.
 
     Each `reset()` starts the next task of the stream (the set's sample order, a
-    seeded permutation with `order="shuffled"`, or easy to hard with
-    `order="curriculum"`) by passing `options={"task_index": i}` to the inner
-    environment; an explicit `options["task_index"]` is honoured and does not advance
-    the stream. After the last task the stream starts over (`epoch` counts the passes);
+    seeded permutation with `order="shuffled"`, easy to hard with `order="curriculum"`,
+    or a controlled stream: `"blocks"`, `"compositional"`) by passing
+    `options={"task_index": i}` to the inner environment; an explicit
+    `options["task_index"]` is honoured and does not advance the stream. After the last
+    task the stream starts over (`epoch` counts the passes);
     a reset given a `seed` starts a new run (the stream from its start, an empty record),
     so that seeded resets repeat exactly, as `check_env` expects. Every finished
     session is kept (a copy of `env.unwrapped.session`), and the `info` of the step that
@@ -29,17 +30,19 @@ class LifelongTaskSequence(gym.Wrapper[str, str, str, str], RecordConstructorArg
     returns the full record.
 
     With `shard=(index, count)` the stream is shard `index` of `count` of that order:
-    tasks `order[index]`, `order[index + count]`, ... (`lifelong_gym.tasks.shard_order`).
+    tasks `order[index]`, `order[index + count]`, ... (`lifelong_gym.orders.shard_order`).
     Give each of `count` vector-env copies its own index and together they play every
     task once in their first pass (`info["lifelong"]["epoch"] == 0`), with no repeats.
 
     Args:
         env: an environment whose `unwrapped` is a `LifelongEnv` (it has `tasks` and
             `session`).
-        order: "sample" (the task set's own order), "shuffled" (needs `seed`) or
-            "curriculum" (easy to hard, see `lifelong_gym.tasks.curriculum_order`).
-        seed: seed of the permutation when `order="shuffled"`; of the ties' shuffle
-            when `order="curriculum"`.
+        order: "sample" (the task set's own order), "shuffled" (needs `seed`),
+            "curriculum" (easy to hard, see `lifelong_gym.orders.curriculum_order`),
+            "blocks" (one skill group after another, needs `seed`) or "compositional"
+            (a skill's parts first); docs/runner.md, "Controlled streams".
+        seed: seed of the permutation (shuffled), of the blocks' order and of the
+            tasks within them (blocks), of the ties' shuffle (curriculum, compositional).
         window: width of the sliding window of the learning curve.
         stages: skill stages of the curriculum, easiest first (default: by skill count).
         shard: `(index, count)`: play only this shard of the order.

@@ -32,6 +32,7 @@ from tqdm.auto import tqdm
 from lifelong_gym.agents import Agent
 from lifelong_gym.errors import RunAbortedError, RunConfigError
 from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics, compute_metrics
+from lifelong_gym.orders import task_order
 from lifelong_gym.run.callbacks import Callback, SessionControl, fire, state_keys
 from lifelong_gym.run.folder import (
     CONFIG_FILE,
@@ -43,7 +44,6 @@ from lifelong_gym.run.folder import (
 from lifelong_gym.run.lockstep import Lockstep
 from lifelong_gym.run.report import format_report, write_plots
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
-from lifelong_gym.tasks import task_order
 
 logger = logging.getLogger(__name__)
 
@@ -72,8 +72,10 @@ class Runner:
         output_dir: where snapshots, metrics and plots go (a path, or a `RunDirectory`
             already opened and locked, which the run then closes); None keeps it in memory.
         max_tasks: run at most this many tasks of the stream (None: all of it).
-        order: "sample" (the task set's order) or "shuffled" (a permutation by `seed`).
-        seed: seed of the shuffled order.
+        order: one of `lifelong_gym.orders.ORDERS`: "sample" (the task set's order),
+            "shuffled" (a permutation by `seed`), "curriculum", "blocks" or
+            "compositional" (docs/runner.md, "Controlled streams").
+        seed: seed of the order (needed by shuffled and blocks).
         max_consecutive_failures: stop after this many sessions in a row end in an error
             status (environment, agent or callback errors); None never stops.
         max_skipped_interactions: a session in which callbacks skip this many interactions
