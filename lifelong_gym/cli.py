@@ -12,10 +12,12 @@ from typing import Any
 import click
 
 from lifelong_gym.errors import LifelongGymError
+from lifelong_gym.orders import ORDERS
 from lifelong_gym.run.compare import (
     comparison_warnings,
     default_plot_path,
     format_comparison,
+    format_replicates,
     format_runs,
     load_compared_runs,
     plot_comparison,
@@ -73,8 +75,13 @@ def main(verbose: bool) -> None:
 @click.option("--env-arg", "env_args", multiple=True, help="Environment argument key=value.")
 @click.option("--max-tasks", type=int, help="Stop after this many tasks.")
 @click.option("--callback", "callbacks", multiple=True, help="NAME[:key=value,...]")
-@click.option("--order", type=click.Choice(["sample", "shuffled"]), help="Task order.")
-@click.option("--seed", type=int, help="Seed of the shuffled order.")
+@click.option(
+    "--order", type=click.Choice(ORDERS), help="Task order (docs/runner.md, Controlled streams)."
+)
+@click.option("--seed", type=int, help="Seed of the order (shuffled and blocks need one).")
+@click.option(
+    "--replicates", type=int, help="K runs in orders seeded seed..seed+K-1, in OUTPUT/seed-N."
+)
 @click.option("--max-consecutive-failures", type=int, help="Stop after this many in a row.")
 @click.option("--concurrency", type=int, help="Run up to this many tasks at once (default 1).")
 @click.option("--ray", help="Run the environments in Ray actors: ADDRESS, auto or local.")
@@ -84,16 +91,17 @@ def run(config_path: str | None, **flags: object) -> None:
     """Run a lifelong evaluation; the same command again resumes it."""
     flags["env_args"] = parse_env_args(flags["env_args"]) or None  # type: ignore[arg-type]
     config = load_run_config(config_path, flags)
-    try:
-        runner = build_runner(config)
+    for replicate in config.replicate_runs():
         try:
-            runner.run()
-        finally:
-            runner.env.close()
-    except KeyboardInterrupt:
-        click.echo("\ninterrupted; run the same command again to resume", err=True)
-        raise SystemExit(130) from None
-    click.echo(f"results in {config.output}")
+            runner = build_runner(replicate)
+            try:
+                runner.run()
+            finally:
+                runner.env.close()
+        except KeyboardInterrupt:
+            click.echo("\ninterrupted; run the same command again to resume", err=True)
+            raise SystemExit(130) from None
+        click.echo(f"results in {replicate.output}")
 
 
 @main.command()
@@ -126,6 +134,8 @@ def compare(runs: tuple[str, ...], plot_path: str | None, html_path: str | None)
     for warning in comparison_warnings(compared):
         click.echo(f"warning: {warning}", err=True)
     click.echo(format_runs(compared) + "\n")
+    if replicates := format_replicates(compared):
+        click.echo(replicates + "\n")
     click.echo(format_comparison([r.letter for r in compared], [r.metrics for r in compared]))
     target = Path(plot_path) if plot_path else default_plot_path(compared)
     click.echo(f"wrote {plot_comparison(compared, target)}")

@@ -37,10 +37,7 @@ def task_order(
 ) -> list[int]:
     """The sample indices of a lifelong run in `order` (one of `ORDERS`, defined in
     docs/runner.md, "Controlled streams"); `stages` shape the curriculum only."""
-    if order not in ORDERS:
-        raise ConfigError(f"order must be one of {', '.join(ORDERS)}; got {order!r}")
-    if order in SEEDED_ORDERS and seed is None:
-        raise ConfigError(f'order="{order}" needs a seed so that a run can be repeated')
+    check_order(order, seed)
     if order == "shuffled":
         permutation = np.random.default_rng(seed).permutation(len(tasks.order))
         return [tasks.order[int(i)] for i in permutation]
@@ -51,6 +48,14 @@ def task_order(
     if order == "compositional":
         return compositional_order(tasks, seed)
     return list(tasks.order)
+
+
+def check_order(order: str, seed: int | None) -> None:
+    """Refuse an order that is not one of `ORDERS`, or a random one without its seed."""
+    if order not in ORDERS:
+        raise ConfigError(f"order must be one of {', '.join(ORDERS)}; got {order!r}")
+    if order in SEEDED_ORDERS and seed is None:
+        raise ConfigError(f'order="{order}" needs a seed so that a run can be repeated')
 
 
 def curriculum_order(
@@ -156,6 +161,7 @@ def compositional_order(tasks: TaskSet, seed: int | None = None) -> list[int]:
 
 def replicate_seeds(order: str, seed: int | None, count: int) -> list[int | None]:
     """The seeds of `count` replicates of a run in `order`: `seed`, `seed + 1`, ..."""
+    check_order(order, seed)
     if count == 1:
         return [seed]
     if count < 1:

@@ -128,7 +128,7 @@ def test_replicates_are_the_same_tasks_in_orders_seeded_one_after_another(db_tas
     [
         (lambda t: task_order(t, "random", 1), "order must be one of " + ", ".join(ORDERS)),
         (lambda t: task_order(t, "blocks"), 'order="blocks" needs a seed'),
-        (lambda t: order_replicates(t, "shuffled", None, 2), "replicates need a seed"),
+        (lambda t: order_replicates(t, "compositional", None, 2), "replicates need a seed"),
         (lambda t: order_replicates(t, "sample", 0, 2), "would all be one order"),
         (lambda t: replicate_seeds("shuffled", 0, 0), "at least 1; got 0"),
     ],

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from lifelong_gym.errors import ConfigError
 from lifelong_gym.metrics import LifelongMetrics
-from lifelong_gym.run.folder import CONFIG_FILE
+from lifelong_gym.run.folder import CONFIG_FILE, replicates_in
 from lifelong_gym.run.run_record import RunRecord, load_run
 from lifelong_gym.session import EvaluationOutcome
 
@@ -30,6 +30,7 @@ class ComparedRun:
     letter: str
     name: str
     record: RunRecord
+    replicate_of: Path | None = None  # the folder of replicates it was read from
 
     @property
     def metrics(self) -> LifelongMetrics:
@@ -39,14 +40,20 @@ class ComparedRun:
 
 def load_compared_runs(folders: Sequence[Path]) -> list[ComparedRun]:
     """Read the runs to compare and give each a letter and a name no other run has; refuse
-    one run alone, and runs of different environments (their figures mean other things)."""
+    one run alone, and runs of different environments (their figures mean other things).
+
+    A folder of replicates (`run --replicates K`) stands for its K runs, by seed.
+    """
+    expanded = {folder: replicates_in(folder) for folder in folders}
+    parents = {run: folder for folder, runs in expanded.items() for run in runs}
+    folders = [run for folder in folders for run in expanded[folder] or [folder]]
     if len(folders) < 2:
         raise ConfigError(
             "compare needs two or more runs; `lifelong-gym report RUN` reads one run alone"
         )
     names = unique_names(folders)
     runs = [
-        ComparedRun(_letter(i), name, load_run(folder))
+        ComparedRun(_letter(i), name, load_run(folder), parents.get(folder))
         for i, (name, folder) in enumerate(zip(names, folders, strict=True))
     ]
     known = [run for run in runs if run.record.identity.config]
@@ -74,7 +81,8 @@ def unique_names(folders: Sequence[Path]) -> list[str]:
 
 def comparison_warnings(runs: Sequence[ComparedRun]) -> list[str]:
     """What makes the runs' figures not comparable task for task: other task streams, or a
-    run with no config to check."""
+    run with no config to check. Runs that differ only in their order's seed are replicates
+    of one stream, compared on purpose: no warning."""
     warnings = [
         f"{run.letter} ({run.name}) has no {CONFIG_FILE}: cannot check that it ran the "
         "same environment and tasks as the others"
@@ -82,7 +90,8 @@ def comparison_warnings(runs: Sequence[ComparedRun]) -> list[str]:
         if not run.record.identity.config
     ]
     known = [run for run in runs if run.record.identity.config]
-    if len({run.record.identity.task_stream for run in known}) > 1:
+    replicates = {_replicate_key(run) for run in known}
+    if len({run.record.identity.task_stream for run in known}) > 1 and len(replicates) > 1:
         listed = "; ".join(f"{run.letter}: {_stream(run)}" for run in known)
         warnings.append(
             f"the runs saw different task sets or orders ({listed}); their figures are not "
@@ -99,6 +108,26 @@ def format_runs(runs: Sequence[ComparedRun]) -> str:
         f"agent {run.record.identity.agent}, {run.metrics.sessions} sessions"
         for run in runs
     )
+
+
+def format_replicates(runs: Sequence[ComparedRun]) -> str:
+    """A line per folder of replicates: its runs' letters and the spread of their success,
+    what the order alone moves a run's figure by."""
+    groups: dict[Path, list[ComparedRun]] = {}
+    for run in runs:
+        if run.replicate_of is not None:
+            groups.setdefault(run.replicate_of, []).append(run)
+    lines = []
+    for folder, group in groups.items():
+        rates = [run.metrics.success_rate for run in group]
+        mean = sum(rates) / len(rates)
+        spread = (sum((r - mean) ** 2 for r in rates) / max(len(rates) - 1, 1)) ** 0.5
+        lines.append(
+            f"{folder}: {len(group)} replicates ({', '.join(r.letter for r in group)}), "
+            f"success mean {mean:.1%}, min {min(rates):.1%}, max {max(rates):.1%}, "
+            f"sd {spread * 100:.1f} points"
+        )
+    return "\n".join(lines)
 
 
 def format_comparison(names: Sequence[str], runs: Sequence[LifelongMetrics]) -> str:
@@ -184,6 +213,15 @@ def _stream(run: ComparedRun) -> str:
         f"{identity.task_set}, {tasks.get('count', '?')} tasks, order {identity.task_order} "
         f"{tasks.get('order_sha256', '')}".rstrip()
     )
+
+
+def _replicate_key(run: ComparedRun) -> tuple[object, ...]:
+    """What replicates share: the task stream but for the seed of its order (the same tasks
+    in orders the researcher chose to vary)."""
+    identity = run.record.identity
+    if identity.config.get("seed") is None:
+        return identity.task_stream
+    return (*identity.task_stream[:2], identity.config.get("order"))
 
 
 def _letter(position: int) -> str:

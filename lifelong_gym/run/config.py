@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import gymnasium as gym
 import yaml
@@ -13,10 +13,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lifelong_gym.agents import ModelConfigError, ModelPool, make_agent
 from lifelong_gym.errors import RunConfigError
+from lifelong_gym.orders import OrderName, replicate_seeds
 from lifelong_gym.registration import checked_env_kwargs
 from lifelong_gym.registration import make_env as make_checked_env
 from lifelong_gym.run import method_callbacks  # noqa: F401 - registers the methods' names
-from lifelong_gym.run.folder import RunDirectory
+from lifelong_gym.run.folder import RunDirectory, replicate_folder
 from lifelong_gym.run.registry import make_callback, parse_assignment
 from lifelong_gym.run.runner import Runner
 
@@ -36,8 +37,11 @@ class RunConfig(BaseModel):
     env_args: dict[str, Any] = Field(default_factory=dict, description="environment kwargs")
     max_tasks: int | None = Field(None, ge=1, description="stop after this many tasks")
     callbacks: list[str] = Field(default_factory=list, description="NAME[:key=value,...]")
-    order: Literal["sample", "shuffled"] = "sample"
+    order: OrderName = "sample"
     seed: int | None = None
+    replicates: int = Field(
+        1, ge=1, description="runs of the tasks in orders seeded seed, seed+1, ...: OUTPUT/seed-N"
+    )
     max_consecutive_failures: int | None = Field(10, ge=1)
     concurrency: int = Field(1, ge=1, description="tasks of the stream in flight at once")
     ray: str | None = Field(
@@ -66,8 +70,22 @@ class RunConfig(BaseModel):
                 "concurrency",  # the runner records it itself
                 "ray",  # where the environments run does not change the run
                 "ray_resources",
+                "replicates",  # each replicate is a run of its own seed
             },
         )
+
+    def replicate_runs(self) -> list[RunConfig]:
+        """The runs this config asks for: itself, or with `replicates` K > 1 one run per
+        seed, seed..seed+K-1, each in OUTPUT/seed-N (the run `--seed N --output
+        OUTPUT/seed-N` would be). The order and seed are checked here, before anything is
+        built."""
+        seeds = replicate_seeds(self.order, self.seed, self.replicates)
+        if self.replicates == 1:
+            return [self]
+        return [
+            self.model_copy(update={"seed": seed, "output": replicate_folder(self.output, seed)})
+            for seed in seeds
+        ]
 
 
 def load_run_config(path: str | Path | None, overrides: dict[str, Any]) -> RunConfig:

@@ -30,6 +30,25 @@ METRICS_FILE = "metrics.json"
 LOCK_FILE = ".lock"
 RUN_FILES = (SESSIONS_FILE, STATE_FILE, CONFIG_FILE, METRICS_FILE)
 REPAIR = "the folder was edited or damaged: repair the file or start over with --overwrite"
+REPLICATE_PREFIX = "seed-"
+
+
+def replicate_folder(output: Path, seed: int) -> Path:
+    """Where the replicate of `seed` of a run with `--replicates K` writes: OUTPUT/seed-N."""
+    return output / f"{REPLICATE_PREFIX}{seed}"
+
+
+def replicates_in(folder: Path) -> list[Path]:
+    """The replicate runs in a folder of them (its `seed-N` runs, by seed); none in a run."""
+    if (folder / SESSIONS_FILE).is_file() or not folder.is_dir():
+        return []
+    seeds = {
+        int(path.name.removeprefix(REPLICATE_PREFIX)): path
+        for path in folder.iterdir()
+        if path.name.removeprefix(REPLICATE_PREFIX).lstrip("-").isdigit()
+        and (path / SESSIONS_FILE).is_file()
+    }
+    return [seeds[seed] for seed in sorted(seeds)]
 
 
 def write_json_atomic(path: Path, data: Any) -> None:

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import json
+
 import gymnasium as gym
+import pytest
 from click.testing import CliRunner
 
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.cli import main
+from lifelong_gym.envs.db.tasks import load_db_tasks
+from lifelong_gym.orders import task_order
 from lifelong_gym.run import ExperienceReplayCallback, Runner
+from lifelong_gym.tasks import DATA_DIR
 
 from ..arithmetic_env import PatternAgent, SumEnv
 from ..methods.skill_recall import SkillRecallAgent, labelled_task_file, predict, seeds_of
@@ -30,6 +36,10 @@ def replay_runs(folder, names=("plain", "replay"), order=ORDER):
 
 def compare(*args):
     return CliRunner().invoke(main, ["compare", *map(str, args)])
+
+
+def run(*args):
+    return CliRunner().invoke(main, ["run", *map(str, args)])
 
 
 def test_compare_prints_the_gain_and_writes_one_plot(tmp_path):
@@ -111,3 +121,48 @@ def test_compare_refuses_one_run_alone(tmp_path):
     assert result.exit_code == 1 and "compare needs two or more runs" in result.output
     assert "lifelong-gym report RUN" in result.output
     assert not list(tmp_path.glob("comparison*.png"))
+
+
+def test_compare_reads_a_folder_of_replicates_as_its_runs(tmp_path):
+    lines = (DATA_DIR / "db" / "default.jsonl").read_text(encoding="utf-8").splitlines()
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("\n".join(lines[:6]) + "\n", encoding="utf-8")
+    flags = ["--tasks", tasks, "--order", "shuffled", "--seed", "3", "--no-progress"]
+    result = run(*flags, "--replicates", "3", "--output", tmp_path / "r")
+    assert result.exit_code == 0, result.output
+    folders = [tmp_path / "r" / f"seed-{seed}" for seed in (3, 4, 5)]
+    assert [f"results in {folder}" in result.output for folder in folders] == [True] * 3
+    task_set = load_db_tasks(str(tasks))
+    orders = []
+    for seed, folder in zip((3, 4, 5), folders, strict=True):
+        assert json.loads((folder / "config.json").read_text())["seed"] == seed
+        sessions = (folder / "sessions.jsonl").read_text(encoding="utf-8").splitlines()
+        orders.append([json.loads(line)["task_index"] for line in sessions])
+        assert orders[-1] == task_order(task_set, "shuffled", seed)  # `--seed N` alone
+    assert len({tuple(order) for order in orders}) == 3
+
+    result = compare(tmp_path / "r")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""  # replicates differ in the seed only: no warning
+    assert f"{tmp_path / 'r'}: 3 replicates (A, B, C), success mean 100.0%" in result.stdout
+    assert [line.split()[1] for line in result.stdout.splitlines()[:3]] == [
+        "seed-3",
+        "seed-4",
+        "seed-5",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--replicates", "2"], 'replicates of order="sample" would all be one order'),
+        (["--order", "shuffled", "--replicates", "2"], 'order="shuffled" needs a seed'),
+        (["--order", "blocks"], 'order="blocks" needs a seed'),
+    ],
+)
+def test_a_stream_that_cannot_repeat_is_refused_before_anything_runs(tmp_path, flags, message):
+    result = run("--output", tmp_path / "r", *flags)
+    lines = result.output.splitlines()
+    assert result.exit_code == 1 and len(lines) == 1, result.output
+    assert lines[0].startswith("Error: ") and message in lines[0]
+    assert not (tmp_path / "r").exists()
