@@ -11,8 +11,10 @@ from click.testing import CliRunner
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.cli import main
 from lifelong_gym.envs.db.tasks import load_db_tasks
+from lifelong_gym.errors import RunConfigError
 from lifelong_gym.orders import task_order
 from lifelong_gym.run import ExperienceReplayCallback, Runner
+from lifelong_gym.run.config import load_run_config
 from lifelong_gym.tasks import DATA_DIR
 
 from ..arithmetic_env import PatternAgent, SumEnv
@@ -166,3 +168,17 @@ def test_a_stream_that_cannot_repeat_is_refused_before_anything_runs(tmp_path, f
     assert result.exit_code == 1 and len(lines) == 1, result.output
     assert lines[0].startswith("Error: ") and message in lines[0]
     assert not (tmp_path / "r").exists()
+
+
+def test_a_yaml_config_names_every_order_and_plans_the_replicates(tmp_path):
+    config = tmp_path / "run.yaml"
+    config.write_text("order: blocks\nseed: 1\nreplicates: 2\n", encoding="utf-8")
+    runs = load_run_config(config, {"output": tmp_path / "r"}).replicate_runs()
+    assert [(r.seed, r.output) for r in runs] == [
+        (1, tmp_path / "r/seed-1"),
+        (2, tmp_path / "r/seed-2"),
+    ]
+    assert "replicates" not in runs[0].identity()  # a larger K resumes the runs made
+    config.write_text("order: weird\n", encoding="utf-8")
+    with pytest.raises(RunConfigError, match="order: Input should be 'sample', 'shuffled', "):
+        load_run_config(config, {"output": tmp_path / "r"})
