@@ -19,7 +19,13 @@ from lifelong_gym.agents import OracleAgent
 from lifelong_gym.envs.os.actions import EMPTY_OUTPUT, OUTPUT_PREFIX
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 from lifelong_gym.envs.os.oci import OciPool, find_runtime
-from lifelong_gym.envs.os.sandbox import FULL_SHARE, LABEL, SandboxError, docker_client
+from lifelong_gym.envs.os.sandbox import (
+    CROWDED_SHARE,
+    FULL_SHARE,
+    LABEL,
+    SandboxError,
+    docker_client,
+)
 from lifelong_gym.envs.os.shell import Mode
 from lifelong_gym.envs.os.tasks import SKILLS, load_os_tasks
 from lifelong_gym.session import SessionStatus
@@ -208,6 +214,18 @@ def test_a_fork_bomb_that_fills_the_limit_later_is_ended_before_the_next_command
     assert "Before this command ran" in observation
     observation, _ = act(env, "echo again")
     assert observation == OUTPUT_PREFIX + "again\n"  # nothing of the bomb is left
+    assert run_oracle(env, [2]) == []
+
+
+def test_many_processes_left_running_that_are_no_fork_bomb_are_kept(env):
+    """Over half the process limit, still and below the bomb's share: the command runs."""
+    env.reset(options={"task_index": 1})
+    sandbox = env.unwrapped.sandbox
+    count = math.ceil(sandbox.limits.pids * (FULL_SHARE + CROWDED_SHARE) / 2)
+    observation, _ = act(env, f"for i in $(seq {count}); do sleep 120 & done")
+    assert "process limit" not in observation
+    observation, done = act(env, "echo ran; jobs -r | wc -l")
+    assert not done and observation == f"{OUTPUT_PREFIX}ran\n{count}\n"
     assert run_oracle(env, [2]) == []
 
 

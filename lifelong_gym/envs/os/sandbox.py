@@ -33,8 +33,11 @@ from lifelong_gym.processes import process_alive
 logger = logging.getLogger(__name__)
 
 # A container holding this share of its process limit is taken to run a fork bomb; a
-# command that left processes running is watched this long, in these pauses, for one.
+# command that left processes running is watched this long, in these pauses, for one. A
+# container holding the crowded share before a command is watched the same way: a bomb at
+# the limit keeps dipping below it (a fork that fails ends its branch) and climbing back.
 FULL_SHARE = 0.9
+CROWDED_SHARE = 0.5
 GROWTH_WATCH = 1.0
 GROWTH_PAUSE = 0.05
 
@@ -122,7 +125,11 @@ class Sandbox:
         only later, before the next command runs.
         """
         full = math.ceil(self.limits.pids * FULL_SHARE)
-        result = self.shell.run(script, mode, timeout=timeout, limit=limit, full=full)
+        crowded = math.ceil(self.limits.pids * CROWDED_SHARE)
+        result = self.shell.run(script, mode, timeout=timeout, limit=limit, full=crowded)
+        if result.limit_full and self._peak_count(result.processes or 0, full) < full:
+            # many processes, and no bomb among them: the command runs
+            result = self.shell.run(script, mode, timeout=timeout, limit=limit, full=full)
         if result.limit_full:  # processes left running filled the limit since the last step
             self.shell.close()
             ended = self.end_agent_processes()
@@ -140,6 +147,17 @@ class Sandbox:
         if result.timed_out or result.shell_lost or result.out_of_processes:
             self.shell = self._new_shell()
         return result
+
+    def _peak_count(self, count: int, full: int) -> int:
+        """The highest process count seen over the watch, which ends once it is `full`."""
+        peak, deadline = count, time.monotonic() + GROWTH_WATCH
+        while peak < full and time.monotonic() < deadline:
+            time.sleep(GROWTH_PAUSE)
+            probe = self.shell.run(":", Mode.PERSISTENT, timeout=5, limit=100)
+            if probe.processes is None:  # even a builtin got no answer: the slots are taken
+                return full
+            peak = max(peak, probe.processes)
+        return peak
 
     def _settled_count(self, count: int, full: int) -> int:
         """The process count once it stops changing: a fork bomb's grows to the limit."""
