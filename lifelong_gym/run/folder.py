@@ -45,7 +45,8 @@ def replicates_in(folder: Path) -> list[Path]:
     seeds = {
         int(path.name.removeprefix(REPLICATE_PREFIX)): path
         for path in folder.iterdir()
-        if path.name.removeprefix(REPLICATE_PREFIX).lstrip("-").isdigit()
+        if path.name.startswith(REPLICATE_PREFIX)
+        and path.name.removeprefix(REPLICATE_PREFIX).lstrip("-").isdigit()
         and (path / SESSIONS_FILE).is_file()
     }
     return [seeds[seed] for seed in sorted(seeds)]

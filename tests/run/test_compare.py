@@ -15,6 +15,7 @@ from lifelong_gym.errors import RunConfigError
 from lifelong_gym.orders import task_order
 from lifelong_gym.run import ExperienceReplayCallback, Runner
 from lifelong_gym.run.config import load_run_config
+from lifelong_gym.run.folder import replicates_in
 from lifelong_gym.tasks import DATA_DIR
 
 from ..arithmetic_env import PatternAgent, SumEnv
@@ -152,6 +153,15 @@ def test_compare_reads_a_folder_of_replicates_as_its_runs(tmp_path):
         "seed-4",
         "seed-5",
     ]
+
+
+def test_only_seed_n_folders_are_replicates(tmp_path):
+    """A folder of replicates holds OUTPUT/seed-N runs; runs named otherwise are not theirs."""
+    for name in ("seed-2", "seed-10", "7", "seed-x"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "sessions.jsonl").write_text("", encoding="utf-8")
+    assert replicates_in(tmp_path) == [tmp_path / "seed-2", tmp_path / "seed-10"]
+    assert replicates_in(tmp_path / "seed-2") == []  # a run is not a folder of replicates
 
 
 @pytest.mark.parametrize(
