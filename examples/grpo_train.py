@@ -229,6 +229,10 @@ def train(config: Config) -> None:
     torch.manual_seed(config.seed)
     if config.prompt not in ("short", "standard"):
         raise SystemExit(f"--prompt must be short or standard, not {config.prompt!r}")
+    if config.skip_equal_groups and config.kl_coef > 0:
+        raise SystemExit(
+            "--skip-equal-groups needs --kl-coef 0: the KL term has a gradient in every group"
+        )
     train_tasks, eval_tasks = task_sets(config)
     print(f"{len(train_tasks)} training tasks, {len(eval_tasks)} held-out tasks")
     train_envs = make_envs(TaskSet(train_tasks), config)
@@ -252,7 +256,7 @@ def train(config: Config) -> None:
         episodes = collect_episodes(train_envs, policy, len(chosen), task_indices=chosen)
         rewards = [reward_of(e, config) for e in episodes]
         advantages = group_advantages(rewards, [e.task_index for e in episodes])
-        if config.skip_equal_groups and config.kl_coef == 0:
+        if config.skip_equal_groups:
             kept = [i for i, advantage in enumerate(advantages.tolist()) if advantage != 0]
             update_episodes, advantages = [episodes[i] for i in kept], advantages[kept]
         else:
