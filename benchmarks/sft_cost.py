@@ -3,7 +3,8 @@
 Training: TRL's `SFTTrainer` on the same DB demonstrations (assistant-only loss), two ways,
 the same number of optimizer steps each: **naive**, TRL's defaults on a CPU (float32,
 4 padded episodes a forward, gradient checkpointing on), and **ours**, the recipe of
-examples/sft_warmstart.py (bfloat16 autocast, one episode a forward with 8 accumulated,
+examples/sft_warmstart.py (bfloat16 autocast where the CPU computes in bf16 itself, else
+float32; one episode a forward with 8 accumulated,
 no checkpointing). Both see 8 episodes an optimizer step. The figure is the episodes'
 tokens (padding not counted) per second of training.
 
@@ -34,6 +35,7 @@ from lifelong_gym.training import TransformersPolicy
 from lifelong_gym.training.chat_templates import training_chat_template
 from lifelong_gym.training.evaluation import evaluate_policy
 from lifelong_gym.training.policy import load_model
+from lifelong_gym.training.precision import native_bf16
 from lifelong_gym.training.sft_export import export_sft
 
 RECIPES = {
@@ -46,7 +48,7 @@ RECIPES = {
     "ours": {
         "per_device_train_batch_size": 1,
         "gradient_accumulation_steps": 8,
-        "bf16": True,
+        "bf16": native_bf16(),  # as examples/sft_warmstart.py chooses
         "gradient_checkpointing": False,
     },
 }
@@ -97,6 +99,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     options = parser.parse_args()
     torch.set_num_threads(options.threads)
+    precision = "bf16 autocast" if RECIPES["ours"]["bf16"] else "float32 (no native bf16 here)"
+    print(f"ours trains in {precision}")
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
         export_sft("LifelongDB-v0", work / "data", progress=False)
