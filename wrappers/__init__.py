@@ -4,6 +4,13 @@ from lifelong_gym.orders import task_order
 
 from .experience_replay import ExperienceReplay
 from .group_self_consistency import GroupSelfConsistency
+from .reasoning_memory import ReasoningMemory
 from .task_sequence import LifelongTaskSequence
 
-__all__ = ["ExperienceReplay", "GroupSelfConsistency", "LifelongTaskSequence", "task_order"]
+__all__ = [
+    "ExperienceReplay",
+    "GroupSelfConsistency",
+    "LifelongTaskSequence",
+    "ReasoningMemory",
+    "task_order",
+]

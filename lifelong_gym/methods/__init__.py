@@ -7,6 +7,8 @@ Nothing here knows the runner.
 
 from .budget import resolve_budget
 from .experience import Experience, ExperienceMemory
+from .memory_items import MemoryItem
+from .reasoning_memory import ReasoningMemoryMethod
 from .replay import ExperienceReplayMethod
 from .self_consistency import GroupSelfConsistencyMethod
 
@@ -15,5 +17,7 @@ __all__ = [
     "ExperienceMemory",
     "ExperienceReplayMethod",
     "GroupSelfConsistencyMethod",
+    "MemoryItem",
+    "ReasoningMemoryMethod",
     "resolve_budget",
 ]

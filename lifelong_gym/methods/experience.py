@@ -60,6 +60,49 @@ def split_instructions(prompt: str, other: str) -> tuple[str, str]:
     return prompt[:cut], prompt[cut + 2 :]
 
 
+class SharedInstructions:
+    """The instructions every opening prompt of an environment shares, learned from two.
+
+    Methods that put remembered text into a prompt put it between these instructions and
+    the task, so that the instructions appear once.
+    """
+
+    def __init__(self) -> None:
+        self.text: str | None = None  # learned from two different openings
+        self._first_opening: str | None = None
+
+    def learn(self, opening: str) -> None:
+        """Learn the shared instructions from the first two different openings seen."""
+        if self.text is not None:
+            return
+        if self._first_opening is None:
+            self._first_opening = opening
+        elif opening != self._first_opening:
+            self.text = split_instructions(opening, self._first_opening)[0]
+
+    def task_text(self, opening: str) -> str:
+        """An opening prompt without the environment's shared instructions."""
+        if self.text and opening.startswith(self.text + "\n\n"):
+            return opening[len(self.text) + 2 :]
+        return opening
+
+    def insert(self, opening: str, blocks: Sequence[str]) -> str:
+        """The opening prompt with `blocks` between its instructions and its task."""
+        task = self.task_text(opening)
+        instructions = opening[: len(opening) - len(task)].rstrip("\n")
+        parts = [instructions] if instructions else []
+        return "\n\n".join([*parts, *blocks, task])
+
+    def state(self) -> dict:
+        """What was learned, as JSON-ready values."""
+        return {"instructions": self.text, "first_opening": self._first_opening}
+
+    def load_state(self, state: dict) -> None:
+        """Take back what `state()` returned."""
+        self.text = state.get("instructions")
+        self._first_opening = state.get("first_opening")
+
+
 def is_solved(session: Session) -> bool:
     """Whether a session is worth replaying: completed and correct (the benchmark's rule)."""
     return (
@@ -89,14 +132,13 @@ class ExperienceMemory:
         self.token_budget = token_budget
         self.count_tokens = count_tokens
         self.experiences: list[Experience] = []
-        self.instructions: str | None = None  # learned from two different openings
-        self._first_opening: str | None = None
+        self.instructions = SharedInstructions()
 
     # -- remembering ------------------------------------------------------------------
 
     def remember(self, session: Session, opening: str) -> bool:
         """Keep a finished session if it was solved; `opening` is its prompt as the env gave it."""
-        self._learn(opening)
+        self.instructions.learn(opening)
         if not is_solved(session):
             return False
         self.experiences.append(
@@ -138,7 +180,7 @@ class ExperienceMemory:
         prompt plus `reserve` tokens (room for the replies) fits. Returns the prompt and
         the task indices of the experiences it holds.
         """
-        self._learn(opening)
+        self.instructions.learn(opening)
         chosen = self.select(skills, self.task_text(opening))
         while True:
             prompt = self.compose(opening, chosen)
@@ -148,22 +190,16 @@ class ExperienceMemory:
 
     def compose(self, opening: str, chosen: Sequence[Experience]) -> str:
         """The opening prompt with `chosen` between the instructions and the task."""
-        task = self.task_text(opening)
-        instructions = opening[: len(opening) - len(task)].rstrip("\n")
-        parts = [instructions] if instructions else []
-        if chosen:
-            parts.append(HEADING)
-            parts.extend(
-                e.render(i, self.task_text(e.opening)) for i, e in enumerate(chosen, start=1)
-            )
-            parts.append(CLOSING)
-        return "\n\n".join([*parts, task])
+        blocks = [
+            HEADING,
+            *(e.render(i, self.task_text(e.opening)) for i, e in enumerate(chosen, start=1)),
+            CLOSING,
+        ]
+        return self.instructions.insert(opening, blocks if chosen else [])
 
     def task_text(self, opening: str) -> str:
         """An opening prompt without the environment's shared instructions."""
-        if self.instructions and opening.startswith(self.instructions + "\n\n"):
-            return opening[len(self.instructions) + 2 :]
-        return opening
+        return self.instructions.task_text(opening)
 
     # -- state ------------------------------------------------------------------------
 
@@ -171,26 +207,15 @@ class ExperienceMemory:
         """The memory as JSON-ready values."""
         return {
             "experiences": [e.model_dump(mode="json") for e in self.experiences],
-            "instructions": self.instructions,
-            "first_opening": self._first_opening,
+            **self.instructions.state(),
         }
 
     def load_state(self, state: dict) -> None:
         """Take back what `state()` returned."""
         self.experiences = [Experience.model_validate(e) for e in state.get("experiences", [])]
-        self.instructions = state.get("instructions")
-        self._first_opening = state.get("first_opening")
+        self.instructions.load_state(state)
 
     # -- internals --------------------------------------------------------------------
-
-    def _learn(self, opening: str) -> None:
-        """Learn the shared instructions from the first two different openings seen."""
-        if self.instructions is not None:
-            return
-        if self._first_opening is None:
-            self._first_opening = opening
-        elif opening != self._first_opening:
-            self.instructions = split_instructions(opening, self._first_opening)[0]
 
     def fits(self, prompt: str, reserve: int) -> bool:
         """Whether `prompt` plus `reserve` tokens stays within the token budget (if any)."""

@@ -5,7 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from lifelong_gym.errors import CallbackSpecError
-from lifelong_gym.methods import ExperienceReplayMethod, GroupSelfConsistencyMethod
+from lifelong_gym.methods import (
+    ExperienceReplayMethod,
+    GroupSelfConsistencyMethod,
+    ReasoningMemoryMethod,
+)
 from lifelong_gym.methods.budget import model_of, resolve_budget
 from lifelong_gym.methods.experience import DEFAULT_REPLY_RESERVE, ExperienceMethod, Strategy
 
@@ -21,7 +25,7 @@ class MethodCallback(Callback):
     The method's memory is saved with every snapshot and restored on resume.
     """
 
-    method: ExperienceMethod
+    method: ExperienceMethod | ReasoningMemoryMethod
 
     def __init__(self, budget: int | str | None = None):
         self.budget = budget
@@ -87,11 +91,7 @@ class GroupSelfConsistencyCallback(MethodCallback):
 
     def setup(self, agent, env):
         """Refuse an agent without a model to vote with; resolve the budget against it."""
-        if model_of(agent) is None:
-            raise CallbackSpecError(
-                f"group_self_consistency votes with the agent's model, and the "
-                f"{type(agent).__name__} agent has none: use a model agent (hf:..., openai:...)"
-            )
+        agent_model("group_self_consistency votes", agent)
         super().setup(agent, env)
 
     def on_agent_inference(self, agent, env, session, history, control):
@@ -101,3 +101,31 @@ class GroupSelfConsistencyCallback(MethodCallback):
         normalize = env.unwrapped.normalize_action
         control.reply = self.method.vote(model_of(agent), normalize, session, control.reply)
         return control
+
+
+@register_callback("reasoning_memory")
+class ReasoningMemoryCallback(MethodCallback):
+    """After each task the agent's model distills a lesson; the `k` most relevant go into
+    each new prompt, adding at most `budget` tokens; at most `max_items` are kept."""
+
+    def __init__(self, k: int = 2, budget: int = 1024, max_items: int = 100):
+        super().__init__(budget)
+        try:
+            self.method = ReasoningMemoryMethod(k, budget, max_items)
+        except ValueError as error:
+            raise CallbackSpecError(f"callback reasoning_memory: {error}") from None
+
+    def setup(self, agent, env):
+        """Refuse an agent without a model to distill with; count with its tokenizer."""
+        self.method.bind(agent_model("reasoning_memory distills memories", agent))
+
+
+def agent_model(purpose: str, agent) -> Any:
+    """The agent's own language model, or one line saying `purpose` needs one."""
+    model = model_of(agent)
+    if not callable(getattr(model, "generate", None)):
+        raise CallbackSpecError(
+            f"{purpose} with the agent's model, and the {type(agent).__name__} agent has "
+            "none: use a model agent (hf:..., openai:...)"
+        )
+    return model

@@ -1,0 +1,58 @@
+"""`ReasoningMemory`: lessons distilled by the model after each task, put into later prompts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+from gymnasium.utils import RecordConstructorArgs
+
+from lifelong_gym.methods import ReasoningMemoryMethod
+from lifelong_gym.methods.memory_items import RENDERED_CHARS
+from lifelong_gym.methods.reasoning_memory import CLOSING, DETAILS, HEADING
+from lifelong_gym.spaces import UnicodeText
+
+
+class ReasoningMemory(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
+    """Reasoning memory (ReasoningBank's manner) for a plain Gymnasium loop.
+
+    `model` is a `lifelong_gym.agents.LanguageModel`, normally the one that acts. At every
+    reset the `k` stored items most relevant to the task, adding at most `budget` tokens
+    (its tokenizer's), are put between the instructions and the task; when a task ends,
+    `model` distills one item from it (a strategy from a success, a pitfall from a
+    failure). `info["reasoning_memory"]` holds the items retrieved, the tokens they added
+    and, at the end of a task, the distillation's model call, tokens and item.
+    """
+
+    def __init__(
+        self,
+        env: gym.Env[str, str],
+        model: Any,
+        k: int = 2,
+        budget: int = 1024,
+        max_items: int = 100,
+    ):
+        RecordConstructorArgs.__init__(self, k=k, budget=budget, max_items=max_items)
+        gym.Wrapper.__init__(self, env)
+        self.method = ReasoningMemoryMethod(k, budget, max_items, model=model)
+        limit = getattr(env.observation_space, "max_length", 16_000)
+        notes = len(HEADING) + len(CLOSING) + k * (RENDERED_CHARS + 2)
+        self.observation_space = UnicodeText(limit + notes)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """Start the next task with the relevant items in its prompt."""
+        _, info = self.env.reset(seed=seed, options=options)
+        session = self.env.unwrapped.session
+        self.method.start(session)
+        return session.chat_history[0].content, {**info, DETAILS: dict(session.details[DETAILS])}
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Step the task; when it ends, distill an item from it."""
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        if terminated or truncated:
+            session = self.env.unwrapped.session
+            self.method.finish(session)
+            info = {**info, DETAILS: dict(session.details[DETAILS])}
+        return obs, reward, terminated, truncated, info
