@@ -28,6 +28,7 @@ METHODS = [
     "relevant_replay:n=4",
     "experience_replay:n=16",
     "group_self_consistency:groups=2,per_group=2",
+    "reasoning_memory:k=2",
 ]
 
 

@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from lifelong_gym.session import ChatMessage, Role
+from lifelong_gym.truncation import truncate_middle
 
 Source = Literal["success", "failure"]
 FIELDS = ("title", "description", "content")
@@ -76,7 +77,7 @@ def distillation_prompt(
     task: str, turns: Sequence[ChatMessage], source: Source, status: str = ""
 ) -> str:
     """The request for one memory item about a finished task (`turns`: after its opening)."""
-    shown = [_clip(m.content, MESSAGE_CHARS) for m in turns[-TURNS_KEPT:]]
+    shown = [truncate_middle(m.content, MESSAGE_CHARS) for m in turns[-TURNS_KEPT:]]
     who = ["Your reply" if m.role == Role.AGENT else "Observation" for m in turns[-TURNS_KEPT:]]
     lines = [f"{w}:\n{text}" for w, text in zip(who, shown, strict=True)]
     if len(turns) > TURNS_KEPT:
@@ -111,7 +112,8 @@ def parse_memory_item(reply: str) -> tuple[dict[str, str] | None, str]:
 
 
 def _clip(text: str, limit: int) -> str:
-    """`text` cut to `limit` characters at a word boundary, marked when cut."""
+    """A field cut to `limit` characters at a word boundary, marked when cut (a lesson is
+    read as prose, so it loses its end rather than its middle, as `truncate_middle` would)."""
     if len(text) <= limit:
         return text
     cut = text.rfind(" ", 0, limit)

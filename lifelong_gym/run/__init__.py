@@ -9,6 +9,7 @@ from .config import RunConfig, build_runner, load_run_config
 from .method_callbacks import (
     ExperienceReplayCallback,
     GroupSelfConsistencyCallback,
+    ReasoningMemoryCallback,
     RelevantReplayCallback,
 )
 from .registry import CALLBACKS, make_callback, register_callback
@@ -20,6 +21,7 @@ __all__ = [
     "Callback",
     "ExperienceReplayCallback",
     "GroupSelfConsistencyCallback",
+    "ReasoningMemoryCallback",
     "RelevantReplayCallback",
     "RunConfig",
     "Runner",
