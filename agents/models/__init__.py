@@ -1,6 +1,6 @@
 """Language-model back-ends: local `transformers` models and OpenAI-compatible servers."""
 
-from .base import LanguageModel, Message
+from .base import LanguageModel, Message, Usage, UsageLog
 from .config import HFModelConfig, ModelConfig, ModelConfigError, OpenAIModelConfig
 
 __all__ = [
@@ -10,4 +10,6 @@ __all__ = [
     "ModelConfig",
     "ModelConfigError",
     "OpenAIModelConfig",
+    "Usage",
+    "UsageLog",
 ]

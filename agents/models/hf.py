@@ -10,14 +10,20 @@ from typing import Any
 from lifelong_gym.tool_calls import with_argument_objects
 
 from ..base import AgentContextLimitError, AgentError, AgentOutOfMemoryError
-from .base import LanguageModel, Message
+from .base import LanguageModel, Message, Usage
 from .config import HFModelConfig, ModelConfigError
 
 logger = logging.getLogger(__name__)
 
 
 class TransformersModel(LanguageModel):
-    """Chat-template prompts, left-padded batched generation, CUDA when present, else CPU."""
+    """Chat-template prompts, left-padded batched generation, CUDA when present, else CPU.
+
+    Each reply's usage is counted here: the prompt's tokens (padding left out) and the
+    tokens generated, up to and including the end-of-sequence token that stopped it.
+    """
+
+    reports_usage = True
 
     def __init__(self, config: HFModelConfig):
         import torch
@@ -98,14 +104,20 @@ class TransformersModel(LanguageModel):
         """
         size = self.config.batch_size
         replies: list[str] = []
+        usages: list[Usage] = []
         with self._lock:
             for start in range(0, len(batch), size):
-                replies.extend(self._generate_chunk(batch[start : start + size], tools))
+                chunk_replies, chunk_usages = self._generate_chunk(
+                    batch[start : start + size], tools
+                )
+                replies.extend(chunk_replies)
+                usages.extend(chunk_usages)
+        self.usage.add(usages)
         return replies
 
     def _generate_chunk(
         self, chunk: Sequence[Sequence[Message]], tools: Sequence[dict[str, Any]] | None
-    ) -> list[str]:
+    ) -> tuple[list[str], list[Usage]]:
         torch = self._torch
         try:
             inputs = self.tokenizer(
@@ -135,7 +147,13 @@ class TransformersModel(LanguageModel):
                     top_k=None,
                     pad_token_id=self.tokenizer.pad_token_id,
                 )
-            return self.tokenizer.batch_decode(output[:, prompt_length:], skip_special_tokens=True)
+            generated = output[:, prompt_length:]
+            prompts = inputs["attention_mask"].sum(dim=1).tolist()
+            usages = [
+                Usage(int(p), self._generated_length(row))
+                for p, row in zip(prompts, generated, strict=True)
+            ]
+            return self.tokenizer.batch_decode(generated, skip_special_tokens=True), usages
         except AgentError:
             raise
         except torch.cuda.OutOfMemoryError as error:
@@ -146,6 +164,16 @@ class TransformersModel(LanguageModel):
             raise AgentError(
                 f"model {self.config.name!r}: {type(error).__name__}: {error}"
             ) from error
+
+    def _generated_length(self, row: Any) -> int:
+        """The tokens of one generated row up to and including its first end-of-sequence
+        token (what follows is padding, while the batch's other rows went on)."""
+        stops = self.model.generation_config.eos_token_id
+        stops = [] if stops is None else [stops] if isinstance(stops, int) else list(stops)
+        for position, token in enumerate(row.tolist()):
+            if token in stops:
+                return position + 1
+        return int(row.shape[0])
 
     def close(self) -> None:
         """Drop the weights and free accelerator memory."""

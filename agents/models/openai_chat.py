@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..base import AgentContextLimitError, AgentError
-from .base import LanguageModel, Message
+from .base import LanguageModel, Message, Usage
 from .config import ModelConfigError, OpenAIModelConfig
 
 _CONTEXT_MARKERS = ("context length", "context_length", "context window", "too many tokens")
@@ -18,7 +18,10 @@ _CONTEXT_MARKERS = ("context length", "context_length", "context window", "too m
 
 class OpenAIChatModel(LanguageModel):
     """The `openai` client, retrying as the SDK does (429, 5xx, timeouts, Retry-After), with a
-    concurrency limit over all callers and failures mapped to the session statuses."""
+    concurrency limit over all callers and failures mapped to the session statuses; each
+    reply's tokens are the server's `usage` (None where it sends none)."""
+
+    reports_usage = True
 
     def __init__(self, config: OpenAIModelConfig):
         import openai
@@ -77,11 +80,16 @@ class OpenAIChatModel(LanguageModel):
         as the assistant message in JSON, which an environment with tools accepts.
         """
         if len(batch) <= 1:
-            return [self._complete(messages, tools) for messages in batch]
-        with ThreadPoolExecutor(min(self.config.concurrency, len(batch))) as pool:
-            return list(pool.map(lambda messages: self._complete(messages, tools), batch))
+            answers = [self._complete(messages, tools) for messages in batch]
+        else:
+            with ThreadPoolExecutor(min(self.config.concurrency, len(batch))) as pool:
+                answers = list(pool.map(lambda messages: self._complete(messages, tools), batch))
+        self.usage.add([usage for _reply, usage in answers])
+        return [reply for reply, _usage in answers]
 
-    def _complete(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None) -> str:
+    def _complete(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None
+    ) -> tuple[str, Usage]:
         try:
             with self._slots:  # held through the SDK's retries: a retry is a request in flight
                 return self._request(messages, tools)
@@ -102,7 +110,9 @@ class OpenAIChatModel(LanguageModel):
                 f"model {self.config.name!r}: {type(error).__name__}: {error}"
             ) from error
 
-    def _request(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None) -> str:
+    def _request(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None
+    ) -> tuple[str, Usage]:
         options: dict[str, Any] = {"temperature": self.config.temperature}
         if self.config.temperature > 0:
             options["top_p"] = self.config.top_p
@@ -125,19 +135,30 @@ class OpenAIChatModel(LanguageModel):
                 f"model {self.config.name!r}: a reply with no choices: {body!r:.300}"
             ) from error
         message = choice.get("message") or {}
+        usage = _usage(body.get("usage"))
         if message.get("tool_calls"):
-            return json.dumps(
-                {
-                    "role": "assistant",
-                    "content": message.get("content"),
-                    "tool_calls": message["tool_calls"],
-                }
-            )
-        return message.get("content") or ""
+            call = {
+                "role": "assistant",
+                "content": message.get("content"),
+                "tool_calls": message["tool_calls"],
+            }
+            return json.dumps(call), usage
+        return message.get("content") or "", usage
 
     def close(self) -> None:
         """Close the HTTP connections."""
         self.client.close()
+
+
+def _usage(reported: Any) -> Usage:
+    """A reply's `usage` object as the server sent it; a count it did not send is None."""
+    reported = reported if isinstance(reported, dict) else {}
+
+    def count(key: str) -> int | None:
+        value = reported.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    return Usage(count("prompt_tokens"), count("completion_tokens"))
 
 
 def _attempts(error: Exception) -> int:

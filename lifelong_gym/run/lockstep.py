@@ -30,6 +30,7 @@ import gymnasium as gym
 
 from lifelong_gym.agents import Agent, AgentError
 from lifelong_gym.run.callbacks import Callback, SessionControl, fire
+from lifelong_gym.run.cost import CostMeter
 from lifelong_gym.session import Session, SessionStatus
 
 logger = logging.getLogger(__name__)
@@ -58,8 +59,10 @@ class Lockstep:
         callbacks: Sequence[Callback],
         concurrency: int,
         max_skipped_interactions: int,
+        meter: CostMeter | None = None,
     ):
         self.agent = agent
+        self.meter = meter or CostMeter(agent)  # what each task costs
         self.callbacks = list(callbacks)
         self.concurrency = concurrency
         self.max_skipped_interactions = max_skipped_interactions
@@ -105,6 +108,7 @@ class Lockstep:
     ) -> TaskInFlight:
         """Make the session of a task of the stream, to run in `env`."""
         task = TaskInFlight(position, env, Session(task_index=task_index), history)
+        self.meter.begin(position, task_index)
         task.control = self._fire("on_session_create", task)
         return task
 
@@ -126,7 +130,10 @@ class Lockstep:
                 continue
             task.session = task.env.unwrapped.session
             task.started = True
+            opening = task.session.chat_history[0].content if task.session.chat_history else ""
             task.control = self._fire("on_environment_reset", task)
+            if task.session.chat_history:  # what the methods put into the opening prompt
+                self.meter.opening(task.position, opening, task.session.chat_history[0].content)
 
     def _turn(self, running: list[TaskInFlight]) -> None:
         """One turn of every running session: the agent's replies, then the environments'."""
@@ -162,7 +169,10 @@ class Lockstep:
 
     def _infer(self, tasks: list[TaskInFlight]) -> None:
         """Ask the agent for the next reply of each task; an agent failure ends its session."""
-        for task, reply in zip(tasks, self._replies([t.session for t in tasks]), strict=True):
+        replies = self.meter.agent_replies(
+            [t.position for t in tasks], partial(self._replies, [t.session for t in tasks])
+        )
+        for task, reply in zip(tasks, replies, strict=True):
             if isinstance(reply, AgentError):
                 self._end(task, reply.status, f"{type(reply).__name__}: {reply}")
             elif isinstance(reply, Exception):
@@ -237,12 +247,9 @@ class Lockstep:
 
     def _fire(self, event: str, task: TaskInFlight) -> SessionControl:
         """Call one event's handler of every callback for `task`; failures go to its errors."""
-        return fire(
-            self.callbacks,
-            event,
-            (self.agent, task.env, task.session, task.history, task.control),
-            task.errors,
-        )
+        arguments = (self.agent, task.env, task.session, task.history, task.control)
+        call = partial(fire, self.callbacks, event, arguments, task.errors)
+        return self.meter.method_event(task.position, call)
 
 
 def _outcome(call: Callable[[], Any]) -> Any:

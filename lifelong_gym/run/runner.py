@@ -34,6 +34,16 @@ from lifelong_gym.errors import RunAbortedError, RunConfigError
 from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics, compute_metrics
 from lifelong_gym.orders import task_order
 from lifelong_gym.run.callbacks import Callback, SessionControl, fire, state_keys
+from lifelong_gym.run.cost import (
+    CostLog,
+    CostMeter,
+    CostSummary,
+    Price,
+    SessionCost,
+    format_cost,
+    summarize_costs,
+    write_cost_summary,
+)
 from lifelong_gym.run.folder import (
     CONFIG_FILE,
     METRICS_FILE,
@@ -90,6 +100,7 @@ class Runner:
         make_env: builds each further environment that `concurrency` needs (the runner
             closes those); default `gym.make(env.spec, tasks=env.unwrapped.tasks)`: the
             same id and arguments, sharing the task set already loaded.
+        price: dollars per million tokens, to put a price on the run's cost (docs/runner.md).
     """
 
     def __init__(
@@ -112,6 +123,7 @@ class Runner:
         metrics_every: int = 500,
         concurrency: int = 1,
         make_env: Callable[[], gym.Env] | None = None,
+        price: Price | None = None,
     ):
         if concurrency < 1:
             raise RunConfigError(f"concurrency must be at least 1, got {concurrency}")
@@ -138,6 +150,9 @@ class Runner:
         self.concurrency = concurrency
         self.make_env = make_env
         self.history: list[Session] = []
+        self.costs: list[SessionCost | None] = []  # each session's, None where unrecorded
+        self.price = price
+        self._meter = CostMeter(agent)
         self._saved_states = ""
         self._bar: tqdm | None = None  # the progress of a run, and its running counts
         self._correct = self._failures = 0
@@ -174,7 +189,7 @@ class Runner:
         self._correct = sum(s.outcome == EvaluationOutcome.CORRECT for s in self.history)
         self._failures = 0
         lockstep = Lockstep(
-            self.agent, self.callbacks, self.concurrency, self.max_skipped_interactions
+            self.agent, self.callbacks, self.concurrency, self.max_skipped_interactions, self._meter
         )
         try:
             lockstep.play(stream, self.history, envs, partial(self._record, folder=folder))
@@ -186,8 +201,11 @@ class Runner:
 
     def _record(self, session: Session, folder: RunDirectory | None) -> None:
         """Append a finished session to the history and the run folder; stop after failures."""
+        cost = self._meter.end(len(self.history))
         self.history.append(session)
+        self.costs.append(cost)
         if folder is not None:
+            CostLog(folder.path).append(cost)  # before the session's line: see CostLog
             self._save(folder, session)
         self._correct += session.outcome == EvaluationOutcome.CORRECT
         self._bar.update()
@@ -240,6 +258,7 @@ class Runner:
         self._check_history(folder, history)
         folder.write_json(CONFIG_FILE, config)
         self.history = history
+        self.costs = CostLog(folder.path).resume(history)
         for key, callback in self._keyed_callbacks():
             if key in states:
                 callback.load_state(states[key])
@@ -291,11 +310,17 @@ class Runner:
         metrics = self.metrics()
         if folder is not None:
             folder.write_json(METRICS_FILE, metrics.model_dump(mode="json"))
+            write_cost_summary(folder.path, self.cost())
             if self.plots and self.history:
                 write_plots(metrics, folder.path)
         if self.progress:
             print(format_report(metrics))
+            print(format_cost(self.cost()))
         return metrics
+
+    def cost(self) -> CostSummary:
+        """The cost of the sessions finished so far."""
+        return summarize_costs(self.costs, self.price)
 
     def metrics(self) -> LifelongMetrics:
         """The metrics of the sessions finished so far."""

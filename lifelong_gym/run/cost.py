@@ -1,0 +1,385 @@
+"""What each task of a run cost: model calls, tokens, the memory's share, wall time, money.
+
+The meter reads the agent's model's usage log (`LanguageModel.usage`: one record per reply,
+as the back-end counted it) around each thing the runner does for a task: the agent's
+replies are the task's `agent` calls, the model calls its callbacks make (a vote, a
+distillation) are its `methods` calls. The memory's share is what the callbacks added to
+the task's opening prompt when it began, in the model's tokens where it counts them, else
+in characters. Nothing is guessed: an agent without a model makes 0 calls of unknown tokens,
+and a model that does not report its usage makes calls of unknown number and tokens.
+
+Costs are recorded in `costs.jsonl`, one line per finished session, apart from
+`sessions.jsonl` (whose bytes repeat from run to run, which a wall time would break).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from lifelong_gym.agents.models import Usage
+from lifelong_gym.errors import RunConfigError, RunDirectoryError
+from lifelong_gym.methods.budget import model_of, token_counter
+from lifelong_gym.run.folder import COST_SUMMARY_FILE, COSTS_FILE, write_json_atomic
+from lifelong_gym.session import Session
+
+MemoryUnit = Literal["tokens", "characters"]
+T = TypeVar("T")
+
+
+class CallCost(BaseModel):
+    """Model calls and their tokens; None where they are unknown."""
+
+    calls: int | None = 0
+    prompt_tokens: int | None = None
+    generated_tokens: int | None = None
+
+
+class SessionCost(BaseModel):
+    """What one task of the stream cost (a line of `costs.jsonl`)."""
+
+    position: int
+    task_index: int
+    agent: CallCost
+    methods: CallCost
+    memory: int = 0  # what the callbacks added to the opening prompt, in `memory_unit`
+    memory_unit: MemoryUnit = "characters"
+    wall_seconds: float = 0.0
+
+
+class Price(BaseModel):
+    """Dollars per million prompt tokens and per million generated tokens."""
+
+    prompt: float
+    generated: float
+
+    def dollars(self, prompt_tokens: int, generated_tokens: int) -> float:
+        """The price of so many tokens."""
+        return (prompt_tokens * self.prompt + generated_tokens * self.generated) / 1e6
+
+
+def parse_price(text: str) -> Price:
+    """`--price-per-mtok PROMPT[,GENERATED]`: dollars per million tokens (one price: both)."""
+    parts = text.split(",")
+    try:
+        values = [float(part) for part in parts]
+    except ValueError:
+        values = []
+    if len(values) not in (1, 2) or any(not v >= 0 or v == float("inf") for v in values):
+        raise RunConfigError(
+            f"--price-per-mtok {text!r}: give dollars per million tokens as PROMPT or "
+            "PROMPT,GENERATED, numbers of 0 or more (e.g. 0.15,0.60)"
+        )
+    return Price(prompt=values[0], generated=values[-1])
+
+
+# -- measuring --------------------------------------------------------------------------
+
+
+@dataclass
+class _Tally:
+    task_index: int
+    started: float
+    agent: CallCost
+    methods: CallCost
+    memory: int = 0
+
+
+class CostMeter:
+    """Measures the tasks in flight, by their position in the stream."""
+
+    def __init__(self, agent: Any):
+        self.model = model_of(agent)
+        self.log = self.model.usage if getattr(self.model, "reports_usage", False) else None
+        self.count_tokens = token_counter(self.model)
+        self.memory_unit: MemoryUnit = "tokens" if self.count_tokens else "characters"
+        self._tallies: dict[int, _Tally] = {}
+
+    def _nothing_yet(self) -> CallCost:
+        """No call so far: 0 calls of 0 tokens, of unknown tokens when there is no model to
+        count them, and of unknown number when the model does not report its calls."""
+        if self.log is not None:
+            return CallCost(calls=0, prompt_tokens=0, generated_tokens=0)
+        return CallCost(calls=0 if self.model is None else None)
+
+    def begin(self, position: int, task_index: int) -> None:
+        """A task of the stream is created: its clock starts."""
+        self._tallies[position] = _Tally(
+            task_index, time.monotonic(), self._nothing_yet(), self._nothing_yet()
+        )
+
+    def opening(self, position: int, before: str, after: str) -> None:
+        """The task's opening prompt as the environment gave it, and as the callbacks left it."""
+        if before == after:
+            return
+        count = self.count_tokens or len
+        self._tallies[position].memory = count(after) - count(before)
+
+    def agent_replies(self, positions: Sequence[int], ask: Callable[[], list[Any]]) -> list[Any]:
+        """Ask the agent for the replies of the tasks at `positions`; charge each its calls.
+
+        A reply that is an exception made no logged call. When the calls logged do not line
+        up one to one with the replies (an agent that calls its model more than once per
+        reply, in a batch of several), the batch's tasks get unknown calls and tokens.
+        """
+        mark = self._mark()
+        replies = ask()
+        if self.log is None:
+            return replies
+        records = self.log.since(mark)
+        answered = [
+            p for p, r in zip(positions, replies, strict=True) if not isinstance(r, Exception)
+        ]
+        if len(records) == len(answered):
+            for position, record in zip(answered, records, strict=True):
+                _add(self._tallies[position].agent, [record])
+        elif len(answered) == 1:
+            _add(self._tallies[answered[0]].agent, records)
+        else:
+            for position in answered:
+                self._tallies[position].agent = CallCost(calls=None)
+        return replies
+
+    def method_event(self, position: int, call: Callable[[], T]) -> T:
+        """Run a callback event of the task at `position`; charge it the model calls made."""
+        mark = self._mark()
+        result = call()
+        if self.log is not None:
+            _add(self._tallies[position].methods, self.log.since(mark))
+        return result
+
+    def end(self, position: int) -> SessionCost:
+        """The cost of a finished task (its clock stops)."""
+        tally = self._tallies.pop(position)
+        return SessionCost(
+            position=position,
+            task_index=tally.task_index,
+            agent=tally.agent,
+            methods=tally.methods,
+            memory=tally.memory,
+            memory_unit=self.memory_unit,
+            wall_seconds=round(time.monotonic() - tally.started, 6),
+        )
+
+    def _mark(self) -> int:
+        return self.log.mark() if self.log is not None else 0
+
+
+def _add(cost: CallCost, records: Sequence[Usage]) -> None:
+    """Add the calls of `records` to `cost`; an unknown count stays unknown."""
+    cost.calls = _plus(cost.calls, len(records))
+    for record in records:
+        cost.prompt_tokens = _plus(cost.prompt_tokens, record.prompt_tokens)
+        cost.generated_tokens = _plus(cost.generated_tokens, record.generated_tokens)
+
+
+def _plus(total: int | None, more: int | None) -> int | None:
+    return None if total is None or more is None else total + more
+
+
+# -- the record ---------------------------------------------------------------------------
+
+
+class CostLog:
+    """`costs.jsonl` of a run folder: one line per finished session, appended at once."""
+
+    def __init__(self, folder: Path):
+        self.path = folder / COSTS_FILE
+
+    def resume(self, history: Sequence[Session]) -> list[SessionCost | None]:
+        """Keep the lines of the sessions recorded, in order, and drop any later line (one
+        written before its session's, when the process was killed in between); return each
+        recorded session's cost, None where it has none (a run begun before costs were)."""
+        if not self.path.exists():
+            return [None] * len(history)
+        lines = self.path.read_bytes().split(b"\n")[:-1]  # a torn tail is not a line
+        kept: list[SessionCost | None] = []
+        for cost, session in zip(read_costs(self.path), history, strict=False):
+            if cost.position != len(kept) or cost.task_index != session.task_index:
+                break
+            kept.append(cost)
+        size = sum(len(line) + 1 for line in lines[: len(kept)])
+        if self.path.stat().st_size != size:
+            os.truncate(self.path, size)
+        return kept + [None] * (len(history) - len(kept))
+
+    def append(self, cost: SessionCost) -> None:
+        """Record a finished session's cost (before its session line: see `resume`)."""
+        line = (cost.model_dump_json() + "\n").encode()
+        descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(descriptor, line)
+        finally:
+            os.close(descriptor)
+
+
+def read_costs(path: Path) -> list[SessionCost]:
+    """The costs of a `costs.jsonl` (none for a folder without one); a torn tail is ignored."""
+    if not path.is_file():
+        return []
+    complete, newline, _torn = path.read_bytes().rpartition(b"\n")
+    costs: list[SessionCost] = []
+    for number, line in enumerate(complete.split(b"\n") if newline else [], start=1):
+        try:
+            costs.append(SessionCost.model_validate(json.loads(line)))
+        except (ValueError, ValidationError) as error:
+            raise RunDirectoryError(
+                f"{path}:{number} is not a cost record ({error}); repair or delete the file"
+            ) from None
+    return costs
+
+
+def write_cost_summary(folder: Path, summary: CostSummary) -> None:
+    """Write the run's `cost.json`: the sums, with the price they were priced at."""
+    write_json_atomic(folder / COST_SUMMARY_FILE, summary.model_dump(mode="json"))
+
+
+def load_cost(folder: Path, sessions: Sequence[Session], price: Price | None = None) -> CostSummary:
+    """The cost of a run folder's sessions, at `price` or else the one the run was given."""
+    if price is None:
+        saved = folder / COST_SUMMARY_FILE
+        try:
+            price = CostSummary.model_validate_json(saved.read_text(encoding="utf-8")).price
+        except (OSError, ValueError):
+            price = None  # no summary yet, or an unreadable one: no price
+    return summarize_costs(costs_of(folder, sessions), price)
+
+
+def costs_of(folder: Path, sessions: Sequence[Session]) -> list[SessionCost | None]:
+    """Each recorded session's cost, or None where none was recorded (an older run)."""
+    costs = {c.position: c for c in read_costs(folder / COSTS_FILE)}
+    return [
+        cost if (cost := costs.get(p)) is not None and cost.task_index == s.task_index else None
+        for p, s in enumerate(sessions)
+    ]
+
+
+# -- the sums -----------------------------------------------------------------------------
+
+
+class CostSummary(BaseModel):
+    """A run's cost, summed over its sessions that have a cost record (`costed`)."""
+
+    sessions: int
+    costed: int
+    agent: CallCost
+    methods: CallCost
+    memory: int
+    memory_unit: MemoryUnit | None
+    memory_prompt_tokens: int | None  # the memory's tokens in every agent call's prompt
+    wall_seconds: float
+    price: Price | None = None
+
+    @property
+    def prompt_tokens(self) -> int | None:
+        """Prompt tokens of every call, the agent's and the methods'."""
+        return _plus(self.agent.prompt_tokens, self.methods.prompt_tokens)
+
+    @property
+    def generated_tokens(self) -> int | None:
+        """Generated tokens of every call, the agent's and the methods'."""
+        return _plus(self.agent.generated_tokens, self.methods.generated_tokens)
+
+    @property
+    def dollars(self) -> float | None:
+        """What the tokens cost at `price`; None without a price or with unknown tokens."""
+        prompt, generated = self.prompt_tokens, self.generated_tokens
+        if self.price is None or prompt is None or generated is None:
+            return None
+        return self.price.dollars(prompt, generated)
+
+    @property
+    def memory_share(self) -> float | None:
+        """The memory's share of the agent's prompt tokens (known in tokens only)."""
+        if self.memory_prompt_tokens is None or not self.agent.prompt_tokens:
+            return None
+        return self.memory_prompt_tokens / self.agent.prompt_tokens
+
+    def per_task(self, total: float | None) -> float | None:
+        """A total as a mean per costed task."""
+        return None if total is None or not self.costed else total / self.costed
+
+
+def summarize_costs(costs: Sequence[SessionCost | None], price: Price | None = None) -> CostSummary:
+    """The totals of the sessions' costs (None: a session without a record, not counted).
+
+    The memory's tokens in the prompts are each task's memory times its agent calls: every
+    reply is asked with the whole history, the opening prompt included.
+    """
+    known = [cost for cost in costs if cost is not None]
+    agent, methods = (
+        CallCost(calls=0, prompt_tokens=0, generated_tokens=0),
+        CallCost(calls=0, prompt_tokens=0, generated_tokens=0),
+    )
+    memory_tokens: int | None = 0
+    for cost in known:
+        _add_cost(agent, cost.agent)
+        _add_cost(methods, cost.methods)
+        in_tokens = cost.memory_unit == "tokens" and cost.agent.calls is not None
+        memory_tokens = _plus(memory_tokens, cost.memory * cost.agent.calls if in_tokens else None)
+    return CostSummary(
+        sessions=len(costs),
+        costed=len(known),
+        agent=agent,
+        methods=methods,
+        memory=sum(cost.memory for cost in known),
+        memory_unit=known[0].memory_unit if known else None,
+        memory_prompt_tokens=memory_tokens if known else None,
+        wall_seconds=sum(cost.wall_seconds for cost in known),
+        price=price,
+    )
+
+
+def _add_cost(total: CallCost, more: CallCost) -> None:
+    total.calls = _plus(total.calls, more.calls)
+    total.prompt_tokens = _plus(total.prompt_tokens, more.prompt_tokens)
+    total.generated_tokens = _plus(total.generated_tokens, more.generated_tokens)
+
+
+def format_cost(summary: CostSummary) -> str:
+    """The cost per task and in total, as a plain-text table."""
+    if not summary.costed:
+        return f"cost: not recorded for these {summary.sessions} sessions (an older run)"
+    unrecorded = summary.sessions - summary.costed
+    note = f" ({unrecorded} sessions without a cost record left out)" if unrecorded else ""
+    unit = summary.memory_unit or "characters"
+    rows = [
+        ("agent model calls", summary.agent.calls, "{:,.0f}"),
+        ("method model calls", summary.methods.calls, "{:,.0f}"),
+        ("prompt tokens", summary.prompt_tokens, "{:,.0f}"),
+        ("generated tokens", summary.generated_tokens, "{:,.0f}"),
+        (f"memory added to the prompt ({unit})", summary.memory, "{:,.0f}"),
+        ("wall time (s)", summary.wall_seconds, "{:,.2f}"),
+    ]
+    if summary.price is not None:
+        price = summary.price
+        rows.append(
+            (
+                f"dollars (${price.prompt:g}/${price.generated:g} per Mtok)",
+                summary.dollars,
+                "{:,.6f}",
+            )
+        )
+    width = max(len(label) for label, _value, _form in rows)
+    lines = [
+        f"cost over {summary.costed} tasks{note}:",
+        f"{'':<{width}}  {'per task':>14}  {'total':>14}",
+    ]
+    for label, total, form in rows:
+        mean = summary.per_task(total)
+        cells = [_cell(mean, "{:,.2f}" if form != "{:,.6f}" else form), _cell(total, form)]
+        lines.append(f"{label:<{width}}  {cells[0]:>14}  {cells[1]:>14}")
+    if (share := summary.memory_share) is not None:
+        lines.append(f"the memory's share of the agent's prompt tokens: {share:.1%}")
+    return "\n".join(lines)
+
+
+def _cell(value: float | None, form: str) -> str:
+    return "unknown" if value is None else form.format(value)
