@@ -22,9 +22,12 @@ from lifelong_gym.run.compare import (
     load_compared_runs,
     plot_comparison,
 )
-from lifelong_gym.run.config import build_runner, load_run_config, parse_env_args
+from lifelong_gym.run.config import RunConfig, build_runner, load_run_config, parse_env_args
+from lifelong_gym.run.cost import format_cost, format_cost_table, parse_price
+from lifelong_gym.run.gain import format_gain, format_paired_gains, paired_gain, twin_gain
 from lifelong_gym.run.html_compare import write_compare_page
 from lifelong_gym.run.report import format_report, report_run
+from lifelong_gym.run.run_record import RunRecord, load_run
 
 
 @contextmanager
@@ -87,31 +90,75 @@ def main(verbose: bool) -> None:
 @click.option("--ray", help="Run the environments in Ray actors: ADDRESS, auto or local.")
 @click.option("--overwrite", is_flag=True, default=None, help="Start over instead of resuming.")
 @click.option("--no-progress", "progress", flag_value=False, default=None, help="Be quiet.")
+@click.option(
+    "--stateless-baseline",
+    is_flag=True,
+    default=None,
+    help="Also run the same stream with no callbacks into OUTPUT/stateless; print the gain.",
+)
+@click.option(
+    "--price-per-mtok", help="Dollars per million tokens, PROMPT[,GENERATED]: prices the cost."
+)
 def run(config_path: str | None, **flags: object) -> None:
     """Run a lifelong evaluation; the same command again resumes it."""
     flags["env_args"] = parse_env_args(flags["env_args"]) or None  # type: ignore[arg-type]
     config = load_run_config(config_path, flags)
+    config.price()  # a bad price is refused before anything runs
     for replicate in config.replicate_runs():
         try:
-            runner = build_runner(replicate)
-            try:
-                runner.run()
-            finally:
-                runner.env.close()
+            run_with_twin(replicate)
         except KeyboardInterrupt:
             click.echo("\ninterrupted; run the same command again to resume", err=True)
             raise SystemExit(130) from None
-        click.echo(f"results in {replicate.output}")
+
+
+def run_with_twin(config: RunConfig) -> None:
+    """Run one run and, with `stateless_baseline`, its stateless twin, then the gain."""
+    runner = build_runner(config)
+    try:
+        runner.run()
+        click.echo(f"results in {config.output}")
+        if not config.stateless_baseline:
+            return
+        twin = config.stateless_twin()
+        if config.progress:
+            click.echo(f"the stateless twin: the same stream, no callbacks, in {twin.output}")
+        twin_runner = build_runner(twin, agent=runner.agent)
+        try:
+            twin_runner.run()
+        finally:
+            twin_runner.env.close()
+        click.echo(f"results in {twin.output}")
+        click.echo(format_gain(paired_gain(load_run(config.output), load_run(twin.output))))
+    finally:
+        runner.env.close()
 
 
 @main.command()
 @click.argument("output", type=click.Path(exists=True, file_okay=False))
-def report(output: str) -> None:
-    """Print the metrics of a finished or partial run; write its plots and report.html."""
-    metrics, written = report_run(Path(output))
-    click.echo(format_report(metrics))
+@click.option(
+    "--price-per-mtok", help="Dollars per million tokens, PROMPT[,GENERATED] (default: the run's)."
+)
+def report(output: str, price_per_mtok: str | None) -> None:
+    """Print the metrics, cost and gain of a finished or partial run; write its plots and
+    report.html."""
+    price = parse_price(price_per_mtok) if price_per_mtok is not None else None
+    run, written = report_run(Path(output), price=price)
+    click.echo(format_report(run.metrics))
+    click.echo(format_cost(run.cost))
+    if gain_text := twin_gain_text(run):
+        click.echo(gain_text)
     for path in written:
         click.echo(f"wrote {path}")
+
+
+def twin_gain_text(run: RunRecord) -> str | None:
+    """The gain over the run's stateless twin, if it has one; the reason when none can be had."""
+    try:
+        gain = twin_gain(run)
+    except LifelongGymError as error:
+        return str(error)
+    return None if gain is None else format_gain(gain)
 
 
 @main.command()
@@ -137,6 +184,8 @@ def compare(runs: tuple[str, ...], plot_path: str | None, html_path: str | None)
     if replicates := format_replicates(compared):
         click.echo(replicates + "\n")
     click.echo(format_comparison([r.letter for r in compared], [r.metrics for r in compared]))
+    click.echo("\n" + format_cost_table([(r.letter, r.record.cost) for r in compared]))
+    click.echo("\n" + format_paired_gains([(r.letter, r.record) for r in compared]))
     target = Path(plot_path) if plot_path else default_plot_path(compared)
     click.echo(f"wrote {plot_comparison(compared, target)}")
     if html_path:

@@ -11,13 +11,15 @@ import gymnasium as gym
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from lifelong_gym.agents import ModelConfigError, ModelPool, make_agent
+from lifelong_gym.agents import Agent, ModelConfigError, ModelPool, make_agent
 from lifelong_gym.errors import RunConfigError
 from lifelong_gym.orders import OrderName, replicate_seeds
 from lifelong_gym.registration import checked_env_kwargs
 from lifelong_gym.registration import make_env as make_checked_env
 from lifelong_gym.run import method_callbacks  # noqa: F401 - registers the methods' names
+from lifelong_gym.run.cost import Price, parse_price
 from lifelong_gym.run.folder import RunDirectory, replicate_folder
+from lifelong_gym.run.gain import twin_folder
 from lifelong_gym.run.registry import make_callback, parse_assignment
 from lifelong_gym.run.runner import Runner
 
@@ -52,6 +54,12 @@ class RunConfig(BaseModel):
     )
     overwrite: bool = Field(False, description="start over instead of resuming")
     progress: bool = True
+    stateless_baseline: bool = Field(
+        False, description="also run the stream with no callbacks into OUTPUT/stateless"
+    )
+    price_per_mtok: str | float | None = Field(
+        None, description="dollars per million tokens: PROMPT or PROMPT,GENERATED"
+    )
 
     def identity(self) -> dict[str, Any]:
         """The settings that decide what is run (a resumed run must match them).
@@ -71,6 +79,8 @@ class RunConfig(BaseModel):
                 "ray",  # where the environments run does not change the run
                 "ray_resources",
                 "replicates",  # each replicate is a run of its own seed
+                "stateless_baseline",  # a run of its own, in OUTPUT/stateless
+                "price_per_mtok",  # prices the cost, does not change it
             },
         )
 
@@ -86,6 +96,21 @@ class RunConfig(BaseModel):
             self.model_copy(update={"seed": seed, "output": replicate_folder(self.output, seed)})
             for seed in seeds
         ]
+
+    def stateless_twin(self) -> RunConfig:
+        """The same stream (tasks, order, seed) with no callbacks: the agent alone, into
+        OUTPUT/stateless (`--stateless-baseline`)."""
+        return self.model_copy(
+            update={
+                "callbacks": [],
+                "output": twin_folder(self.output),
+                "stateless_baseline": False,
+            }
+        )
+
+    def price(self) -> Price | None:
+        """The price per million tokens, if one was given; a bad one is one line."""
+        return None if self.price_per_mtok is None else parse_price(str(self.price_per_mtok))
 
 
 def load_run_config(path: str | Path | None, overrides: dict[str, Any]) -> RunConfig:
@@ -128,12 +153,14 @@ def parse_env_args(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
         raise RunConfigError(f"--env-arg {error}") from None
 
 
-def build_runner(config: RunConfig) -> Runner:
+def build_runner(config: RunConfig, agent: Agent | None = None) -> Runner:
     """Make the environment, agent and callbacks a config names, and a runner over them.
 
     The cheap checks come first and the model last: a bad callback spec, a bad env
     argument, a busy output folder or a changed config is refused before any model loads.
+    `agent`: one already made for this config (a stateless twin's: its model loads once).
     """
+    price = config.price()
     callbacks = [make_callback(spec) for spec in config.callbacks]
     make = make_env if config.ray is None else _actor_env_maker(config)
     env = make(config)
@@ -147,7 +174,8 @@ def build_runner(config: RunConfig) -> Runner:
         except ModelConfigError as error:
             raise RunConfigError(f"models: {error}") from None
         tools = env.unwrapped.tools if env.unwrapped.action_format == "tools" else None
-        agent = make_agent(config.agent, env.unwrapped.tasks, pool, tools)
+        if agent is None:
+            agent = make_agent(config.agent, env.unwrapped.tasks, pool, tools)
     except BaseException:
         if folder is not None:
             folder.close()
@@ -167,6 +195,7 @@ def build_runner(config: RunConfig) -> Runner:
         progress=config.progress,
         concurrency=config.concurrency,
         make_env=None if config.ray is None else partial(make, config),
+        price=price,
     )
 
 

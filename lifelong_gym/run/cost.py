@@ -383,3 +383,27 @@ def format_cost(summary: CostSummary) -> str:
 
 def _cell(value: float | None, form: str) -> str:
     return "unknown" if value is None else form.format(value)
+
+
+def format_cost_table(runs: Sequence[tuple[str, CostSummary]]) -> str:
+    """Runs' cost per task side by side (each named by its letter), as plain text."""
+    rows = [
+        ("tasks costed", lambda c: c.costed, "{:,.0f}"),
+        ("agent calls / task", lambda c: c.per_task(c.agent.calls), "{:,.2f}"),
+        ("method calls / task", lambda c: c.per_task(c.methods.calls), "{:,.2f}"),
+        ("prompt tokens / task", lambda c: c.per_task(c.prompt_tokens), "{:,.1f}"),
+        ("generated tokens / task", lambda c: c.per_task(c.generated_tokens), "{:,.1f}"),
+        ("memory / task", lambda c: c.per_task(c.memory), "{:,.1f}"),
+        ("memory share of prompt", lambda c: c.memory_share, "{:.1%}"),
+        ("wall s / task", lambda c: c.per_task(c.wall_seconds), "{:,.3f}"),
+        ("dollars, total", lambda c: c.dollars, "{:,.6f}"),
+    ]
+    width = max(len(label) for label, _value, _form in rows)
+    lines = [
+        "cost " + "  ".join(f"{letter}: memory in {c.memory_unit or '-'}" for letter, c in runs)
+    ]
+    lines.append(f"{'':<{width}}  " + "  ".join(f"{letter:>14}" for letter, _ in runs))
+    for label, value, form in rows:
+        cells = [_cell(value(cost), form) if cost.costed else "-" for _, cost in runs]
+        lines.append(f"{label:<{width}}  " + "  ".join(f"{cell:>14}" for cell in cells))
+    return "\n".join(lines)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics
+from lifelong_gym.run.cost import Price, write_cost_summary
 from lifelong_gym.run.folder import METRICS_FILE, write_json_atomic
 from lifelong_gym.run.html_report import write_html_report
 from lifelong_gym.run.plots import LEARNING_CURVE_FILE, PER_SKILL_FILE, STATUSES_FILE, write_plots
-from lifelong_gym.run.run_record import load_run
+from lifelong_gym.run.run_record import RunRecord, load_run
 
 __all__ = [
     "LEARNING_CURVE_FILE",
@@ -37,9 +38,13 @@ def format_report(metrics: LifelongMetrics) -> str:
     return "\n".join(lines)
 
 
-def report_run(folder: Path, window: int = DEFAULT_WINDOW) -> tuple[LifelongMetrics, list[Path]]:
-    """Recompute a finished or partial run's `metrics.json`; write its plots and report.html."""
-    run = load_run(folder, window=window)
+def report_run(
+    folder: Path, window: int = DEFAULT_WINDOW, price: Price | None = None
+) -> tuple[RunRecord, list[Path]]:
+    """Recompute a finished or partial run's `metrics.json` and `cost.json` (at `price`, or
+    the run's own); write its plots and report.html."""
+    run = load_run(folder, window=window, price=price)
     write_json_atomic(folder / METRICS_FILE, run.metrics.model_dump(mode="json"))
+    write_cost_summary(folder, run.cost)
     written = write_plots(run.metrics, folder, run.sessions) if run.sessions else []
-    return run.metrics, [*written, write_html_report(run)]
+    return run, [*written, write_html_report(run)]

@@ -9,6 +9,7 @@ from typing import Any
 
 from lifelong_gym.errors import RunDirectoryError
 from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics, compute_metrics
+from lifelong_gym.run.cost import CostSummary, Price, load_cost
 from lifelong_gym.run.folder import CONFIG_FILE, SESSIONS_FILE, read_sessions
 from lifelong_gym.session import Session
 
@@ -66,16 +67,20 @@ class RunIdentity:
 
 @dataclass(frozen=True)
 class RunRecord:
-    """A run folder read back: its identity, finished sessions and their metrics."""
+    """A run folder read back: its identity, finished sessions, their metrics and cost."""
 
     folder: Path
     identity: RunIdentity
     sessions: list[Session]
     metrics: LifelongMetrics
+    cost: CostSummary
 
 
-def load_run(folder: Path, window: int = DEFAULT_WINDOW) -> RunRecord:
-    """Read a run folder; a folder without `sessions.jsonl` is a `RunDirectoryError`."""
+def load_run(folder: Path, window: int = DEFAULT_WINDOW, price: Price | None = None) -> RunRecord:
+    """Read a run folder; a folder without `sessions.jsonl` is a `RunDirectoryError`.
+
+    The cost is priced at `price`, or else at the price the run was given (if any).
+    """
     path = folder / SESSIONS_FILE
     if not path.is_file():
         raise RunDirectoryError(f"{folder} holds no {SESSIONS_FILE}: is it a run's output folder?")
@@ -85,4 +90,5 @@ def load_run(folder: Path, window: int = DEFAULT_WINDOW) -> RunRecord:
         identity=RunIdentity.of_folder(folder),
         sessions=sessions,
         metrics=compute_metrics(sessions, window=window),
+        cost=load_cost(folder, sessions, price),
     )

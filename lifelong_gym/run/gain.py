@@ -1,0 +1,172 @@
+"""The gain of a run over its stateless twin: the same stream run by the agent alone.
+
+The gain is the stateful run's success minus the stateless run's, over the tasks both
+finished, paired task by task; overall and per skill, each with a 95% confidence interval
+from a paired bootstrap (`paired_bootstrap`). A gain whose interval holds 0 is within noise.
+`run --stateless-baseline` writes the twin into OUTPUT/stateless (docs/runner.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel
+
+from lifelong_gym.errors import ConfigError
+from lifelong_gym.run.run_record import RunRecord, load_run
+from lifelong_gym.session import EvaluationOutcome
+
+STATELESS_FOLDER = "stateless"
+RESAMPLES = 10_000
+BOOTSTRAP_SEED = 0
+CHUNK = 1_000_000  # resampled values held at once
+
+
+def paired_bootstrap(
+    differences: Sequence[float],
+    resamples: int = RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    level: float = 0.95,
+) -> tuple[float, float]:
+    """The `level` percentile interval of the mean of paired differences, by bootstrap.
+
+    `differences` holds one value per task: the stateful run's success on it minus the
+    stateless run's (1, 0 or -1). Each of the `resamples` draws the same number of tasks
+    with replacement from these tasks (a task's two results stay together: that is the
+    pairing) and takes the mean of their differences; the interval runs from the
+    (1 - level) / 2 to the (1 + level) / 2 quantile of those means. Seeded: the same
+    differences give the same interval.
+    """
+    values = np.asarray(differences, dtype=float)
+    if values.size == 0:
+        raise ValueError("a bootstrap needs at least one paired task")
+    rng = np.random.default_rng(seed)
+    means = np.empty(resamples)
+    rows = max(1, CHUNK // values.size)
+    for start in range(0, resamples, rows):
+        count = min(rows, resamples - start)
+        drawn = rng.integers(0, values.size, size=(count, values.size))
+        means[start : start + count] = values[drawn].mean(axis=1)
+    tail = (1 - level) / 2
+    low, high = np.quantile(means, [tail, 1 - tail])
+    return float(low), float(high)
+
+
+class GainFigure(BaseModel):
+    """One gain: over how many paired tasks, its value and its 95% interval."""
+
+    tasks: int
+    stateful: float
+    stateless: float
+    gain: float
+    low: float
+    high: float
+
+    @property
+    def within_noise(self) -> bool:
+        """Whether the interval holds 0."""
+        return self.low <= 0 <= self.high
+
+
+class Gain(BaseModel):
+    """The gain of a run over its stateless twin, overall and per skill."""
+
+    overall: GainFigure
+    per_skill: dict[str, GainFigure]
+
+
+def _figure(pairs: Sequence[tuple[bool, bool]]) -> GainFigure:
+    differences = [float(a) - float(b) for a, b in pairs]
+    low, high = paired_bootstrap(differences)
+    return GainFigure(
+        tasks=len(pairs),
+        stateful=sum(a for a, _ in pairs) / len(pairs),
+        stateless=sum(b for _, b in pairs) / len(pairs),
+        gain=sum(differences) / len(pairs),
+        low=low,
+        high=high,
+    )
+
+
+def paired_gain(stateful: RunRecord, stateless: RunRecord) -> Gain:
+    """The gain of `stateful` over `stateless`; refused unless both ran the same stream."""
+    first, second = stateful.identity, stateless.identity
+    if first.task_stream != second.task_stream or not first.config or not second.config:
+        raise ConfigError(
+            f"no paired gain: {stateful.folder} and {stateless.folder} did not run the same "
+            f"task stream ({_stream(first.task_stream)} against {_stream(second.task_stream)})"
+        )
+    solved = {s.task_index: s.outcome == EvaluationOutcome.CORRECT for s in stateless.sessions}
+    paired = [(s, solved[s.task_index]) for s in stateful.sessions if s.task_index in solved]
+    if not paired:
+        raise ConfigError(
+            f"no paired gain: {stateful.folder} and {stateless.folder} share no finished task"
+        )
+    pairs = [(s.outcome == EvaluationOutcome.CORRECT, other) for s, other in paired]
+    skills = sorted({skill for s, _ in paired for skill in s.skills})
+    return Gain(
+        overall=_figure(pairs),
+        per_skill={
+            skill: _figure(
+                [p for (s, _), p in zip(paired, pairs, strict=True) if skill in s.skills]
+            )
+            for skill in skills
+        },
+    )
+
+
+def twin_folder(output: Path) -> Path:
+    """Where the stateless twin of the run in `output` is written."""
+    return output / STATELESS_FOLDER
+
+
+def twin_gain(run: RunRecord) -> Gain | None:
+    """The gain of a run over the twin in its `stateless` folder, if it has one."""
+    twin = twin_folder(run.folder)
+    if not (twin / "sessions.jsonl").is_file():
+        return None
+    return paired_gain(run, load_run(twin))
+
+
+def format_gain(gain: Gain, title: str = "gain over the stateless run") -> str:
+    """The gain overall and per skill, in points, with the interval, as plain text."""
+    width = max(len("overall"), *(len(skill) for skill in gain.per_skill))
+    lines = [
+        f"{title} (paired bootstrap over tasks, {RESAMPLES:,} resamples, 95% interval):",
+        f"{'skill':<{width}}  {'tasks':>5}  {'stateful':>8}  {'stateless':>9}  "
+        f"{'gain':>7}  interval",
+    ]
+    for name, figure in [("overall", gain.overall), *gain.per_skill.items()]:
+        lines.append(
+            f"{name:<{width}}  {figure.tasks:>5}  {figure.stateful:>8.1%}  "
+            f"{figure.stateless:>9.1%}  {describe_gain(figure)}"
+        )
+    return "\n".join(lines)
+
+
+def describe_gain(figure: GainFigure) -> str:
+    """A gain in points and its interval, and "within noise" when the interval holds 0."""
+    text = f"{figure.gain * 100:>+7.1f}  [{figure.low * 100:+.1f}, {figure.high * 100:+.1f}]"
+    return text + ("  within noise" if figure.within_noise else "")
+
+
+def _stream(stream: tuple[object, ...]) -> str:
+    task_set, count, digest = stream
+    return f"{task_set}, {count if count is not None else '?'} tasks, order {digest or '?'}"
+
+
+def format_paired_gains(runs: Sequence[tuple[str, RunRecord]]) -> str:
+    """The gain of the first run over each other run of the same stream (e.g. its
+    stateless twin), and one line for each run whose stream differs."""
+    (first, record), others = runs[0], runs[1:]
+    parts = []
+    for letter, other in others:
+        try:
+            gain = paired_gain(record, other)
+        except ConfigError as error:
+            parts.append(f"gain of {first} over {letter}: {error}")
+            continue
+        parts.append(format_gain(gain, f"gain of {first} over {letter} ({first} - {letter})"))
+    return "\n\n".join(parts)
