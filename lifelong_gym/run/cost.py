@@ -356,7 +356,7 @@ def format_cost(summary: CostSummary) -> str:
         ("prompt tokens", summary.prompt_tokens, "{:,.0f}"),
         ("generated tokens", summary.generated_tokens, "{:,.0f}"),
         (f"memory added to the prompt ({unit})", summary.memory, "{:,.0f}"),
-        ("wall time (s)", summary.wall_seconds, "{:,.2f}"),
+        ("wall time (s)", summary.wall_seconds, "{:,.3f}"),
     ]
     if summary.price is not None:
         price = summary.price
@@ -374,7 +374,7 @@ def format_cost(summary: CostSummary) -> str:
     ]
     for label, total, form in rows:
         mean = summary.per_task(total)
-        cells = [_cell(mean, "{:,.2f}" if form != "{:,.6f}" else form), _cell(total, form)]
+        cells = [_cell(mean, "{:,.2f}" if form == "{:,.0f}" else form), _cell(total, form)]
         lines.append(f"{label:<{width}}  {cells[0]:>14}  {cells[1]:>14}")
     if (share := summary.memory_share) is not None:
         lines.append(f"the memory's share of the agent's prompt tokens: {share:.1%}")
@@ -393,17 +393,22 @@ def format_cost_table(runs: Sequence[tuple[str, CostSummary]]) -> str:
         ("method calls / task", lambda c: c.per_task(c.methods.calls), "{:,.2f}"),
         ("prompt tokens / task", lambda c: c.per_task(c.prompt_tokens), "{:,.1f}"),
         ("generated tokens / task", lambda c: c.per_task(c.generated_tokens), "{:,.1f}"),
-        ("memory / task", lambda c: c.per_task(c.memory), "{:,.1f}"),
+        (f"memory / task ({_units(runs)})", lambda c: c.per_task(c.memory), "{:,.1f}"),
         ("memory share of prompt", lambda c: c.memory_share, "{:.1%}"),
         ("wall s / task", lambda c: c.per_task(c.wall_seconds), "{:,.3f}"),
         ("dollars, total", lambda c: c.dollars, "{:,.6f}"),
     ]
     width = max(len(label) for label, _value, _form in rows)
-    lines = [
-        "cost " + "  ".join(f"{letter}: memory in {c.memory_unit or '-'}" for letter, c in runs)
-    ]
-    lines.append(f"{'':<{width}}  " + "  ".join(f"{letter:>14}" for letter, _ in runs))
+    lines = [f"{'cost':<{width}}  " + "  ".join(f"{letter:>14}" for letter, _ in runs)]
     for label, value, form in rows:
         cells = [_cell(value(cost), form) if cost.costed else "-" for _, cost in runs]
         lines.append(f"{label:<{width}}  " + "  ".join(f"{cell:>14}" for cell in cells))
     return "\n".join(lines)
+
+
+def _units(runs: Sequence[tuple[str, CostSummary]]) -> str:
+    """The unit the runs' memory is counted in: one for all, or each run's."""
+    units = {cost.memory_unit or "characters" for _, cost in runs}
+    if len(units) == 1:
+        return units.pop()
+    return ", ".join(f"{letter}: {cost.memory_unit or 'characters'}" for letter, cost in runs)
