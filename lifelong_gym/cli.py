@@ -23,11 +23,12 @@ from lifelong_gym.run.compare import (
     plot_comparison,
 )
 from lifelong_gym.run.config import RunConfig, build_runner, load_run_config, parse_env_args
-from lifelong_gym.run.cost import format_cost, format_cost_table, parse_price
-from lifelong_gym.run.gain import format_gain, format_paired_gains, paired_gain, twin_gain
+from lifelong_gym.run.cost import parse_price
+from lifelong_gym.run.cost_summary import format_cost, format_cost_table
+from lifelong_gym.run.gain import Gain, format_gain, format_paired_gains, paired_gain, twin_gain
 from lifelong_gym.run.html_compare import write_compare_page
 from lifelong_gym.run.report import format_report, report_run
-from lifelong_gym.run.run_record import RunRecord, load_run
+from lifelong_gym.run.run_record import load_run
 
 
 @contextmanager
@@ -146,19 +147,10 @@ def report(output: str, price_per_mtok: str | None) -> None:
     run, written = report_run(Path(output), price=price)
     click.echo(format_report(run.metrics))
     click.echo(format_cost(run.cost))
-    if gain_text := twin_gain_text(run):
-        click.echo(gain_text)
+    if (gain := twin_gain(run)) is not None:
+        click.echo(format_gain(gain) if isinstance(gain, Gain) else gain)
     for path in written:
         click.echo(f"wrote {path}")
-
-
-def twin_gain_text(run: RunRecord) -> str | None:
-    """The gain over the run's stateless twin, if it has one; the reason when none can be had."""
-    try:
-        gain = twin_gain(run)
-    except LifelongGymError as error:
-        return str(error)
-    return None if gain is None else format_gain(gain)
 
 
 @main.command()

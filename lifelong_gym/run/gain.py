@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
-from lifelong_gym.errors import ConfigError
+from lifelong_gym.errors import ConfigError, LifelongGymError
+from lifelong_gym.run.folder import SESSIONS_FILE
 from lifelong_gym.run.run_record import RunRecord, load_run
 from lifelong_gym.session import EvaluationOutcome
 
@@ -122,25 +123,33 @@ def twin_folder(output: Path) -> Path:
     return output / STATELESS_FOLDER
 
 
-def twin_gain(run: RunRecord) -> Gain | None:
-    """The gain of a run over the twin in its `stateless` folder, if it has one."""
+def twin_gain(run: RunRecord) -> Gain | str | None:
+    """The gain of a run over the twin in its `stateless` folder; None when it has none, the
+    one line saying why when the folder holds no twin of it."""
     twin = twin_folder(run.folder)
-    if not (twin / "sessions.jsonl").is_file():
+    if not (twin / SESSIONS_FILE).is_file():
         return None
-    return paired_gain(run, load_run(twin))
+    try:
+        return paired_gain(run, load_run(twin))
+    except LifelongGymError as error:
+        return str(error)
 
 
-def format_gain(gain: Gain, title: str = "gain over the stateless run") -> str:
-    """The gain overall and per skill, in points, with the interval, as plain text."""
+def format_gain(
+    gain: Gain,
+    title: str = "gain over the stateless run",
+    names: tuple[str, str] = ("stateful", "stateless"),
+) -> str:
+    """The gain overall and per skill, in points, with the interval, as plain text; `names`
+    head the two runs' success columns."""
     width = max(len("overall"), *(len(skill) for skill in gain.per_skill))
     lines = [
         f"{title} (paired bootstrap over tasks, {RESAMPLES:,} resamples, 95% interval):",
-        f"{'skill':<{width}}  {'tasks':>5}  {'stateful':>8}  {'stateless':>9}  "
-        f"{'gain':>7}  interval",
+        f"{'skill':<{width}}  {'tasks':>5}  {names[0]:>9}  {names[1]:>9}  {'gain':>7}  interval",
     ]
     for name, figure in [("overall", gain.overall), *gain.per_skill.items()]:
         lines.append(
-            f"{name:<{width}}  {figure.tasks:>5}  {figure.stateful:>8.1%}  "
+            f"{name:<{width}}  {figure.tasks:>5}  {figure.stateful:>9.1%}  "
             f"{figure.stateless:>9.1%}  {describe_gain(figure)}"
         )
     return "\n".join(lines)
@@ -157,16 +166,25 @@ def _stream(stream: tuple[object, ...]) -> str:
     return f"{task_set}, {count if count is not None else '?'} tasks, order {digest or '?'}"
 
 
+def paired_gains(runs: Sequence[tuple[str, RunRecord]]) -> list[tuple[str, str, Gain | str]]:
+    """The gain of the first run over each other run, by letter; or, for a run of another
+    stream, the one line saying why there is none."""
+    (first, record), others = runs[0], runs[1:]
+    gains: list[tuple[str, str, Gain | str]] = []
+    for letter, other in others:
+        try:
+            gains.append((first, letter, paired_gain(record, other)))
+        except ConfigError as error:
+            gains.append((first, letter, str(error)))
+    return gains
+
+
 def format_paired_gains(runs: Sequence[tuple[str, RunRecord]]) -> str:
     """The gain of the first run over each other run of the same stream (e.g. its
     stateless twin), and one line for each run whose stream differs."""
-    (first, record), others = runs[0], runs[1:]
-    parts = []
-    for letter, other in others:
-        try:
-            gain = paired_gain(record, other)
-        except ConfigError as error:
-            parts.append(f"gain of {first} over {letter}: {error}")
-            continue
-        parts.append(format_gain(gain, f"gain of {first} over {letter} ({first} - {letter})"))
-    return "\n\n".join(parts)
+    return "\n\n".join(
+        format_gain(gain, f"gain of {first} over {other} ({first} - {other})", (first, other))
+        if isinstance(gain, Gain)
+        else f"gain of {first} over {other}: {gain}"
+        for first, other, gain in paired_gains(runs)
+    )

@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from lifelong_gym.run.compare import ComparedRun, comparison_warnings, solved_by_one
+from lifelong_gym.run.html_measures import cost_comparison_panel, paired_gain_panels
 from lifelong_gym.run.html_page import render_page, write_page
 from lifelong_gym.run.html_report import (
     REPORT_FILE,
@@ -41,6 +42,8 @@ def write_compare_page(runs: Sequence[ComparedRun], path: Path) -> list[Path]:
             _runs_table(runs, path),
             _charts(runs),
             _skills_table(runs),
+            cost_comparison_panel([(run.letter, run.record.cost) for run in runs]),
+            paired_gain_panels([(run.letter, run.record) for run in runs]),
             *(_differences(runs[0], other, path) for other in runs[1:]),
         ]
     )

@@ -14,6 +14,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from lifelong_gym.run.html_measures import cost_panel, twin_gain_panel
 from lifelong_gym.run.html_page import json_block, render_page, write_page
 from lifelong_gym.run.plots import status_bins, status_color, status_rank, window_label
 from lifelong_gym.run.run_record import RunRecord
@@ -149,6 +150,7 @@ def _body(run: RunRecord, references: TaskReferences) -> str:
     (click to filter)</span>{chips}</div>
 </section>
 {_charts(run)}
+{cost_panel(run.cost)}{twin_gain_panel(run)}
 {note}
 <section id="sessions" class="panel">
   <h2>Sessions</h2>

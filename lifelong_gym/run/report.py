@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics
-from lifelong_gym.run.cost import Price, write_cost_summary
+from lifelong_gym.run.cost import Price
+from lifelong_gym.run.cost_summary import write_cost_summary
 from lifelong_gym.run.folder import METRICS_FILE, write_json_atomic
 from lifelong_gym.run.html_report import write_html_report
 from lifelong_gym.run.plots import LEARNING_CURVE_FILE, PER_SKILL_FILE, STATUSES_FILE, write_plots

@@ -34,12 +34,9 @@ from lifelong_gym.errors import RunAbortedError, RunConfigError
 from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics, compute_metrics
 from lifelong_gym.orders import task_order
 from lifelong_gym.run.callbacks import Callback, SessionControl, fire, state_keys
-from lifelong_gym.run.cost import (
-    CostLog,
-    CostMeter,
+from lifelong_gym.run.cost import CostLog, CostMeter, Price, SessionCost
+from lifelong_gym.run.cost_summary import (
     CostSummary,
-    Price,
-    SessionCost,
     format_cost,
     summarize_costs,
     write_cost_summary,
