@@ -11,6 +11,8 @@ from .models import (
     ModelConfig,
     ModelConfigError,
     OpenAIModelConfig,
+    Usage,
+    UsageLog,
 )
 from .oracle import OracleAgent
 from .pool import ModelPool, create_model, parse_model_config
@@ -32,6 +34,8 @@ __all__ = [
     "OpenAIModelConfig",
     "OracleAgent",
     "ScriptedAgent",
+    "Usage",
+    "UsageLog",
     "create_model",
     "make_agent",
     "parse_model_config",

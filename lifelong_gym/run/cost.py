@@ -195,21 +195,23 @@ class CostLog:
         self.path = folder / COSTS_FILE
 
     def resume(self, history: Sequence[Session]) -> list[SessionCost | None]:
-        """Keep the lines of the sessions recorded, in order, and drop any later line (one
-        written before its session's, when the process was killed in between); return each
-        recorded session's cost, None where it has none (a run begun before costs were)."""
+        """Keep the lines of the sessions recorded and drop the lines after them (one written
+        before its session's, when the process was killed in between); return each recorded
+        session's cost, None where it has none (sessions of a run begun before costs were)."""
+        costs: list[SessionCost | None] = [None] * len(history)
         if not self.path.exists():
-            return [None] * len(history)
-        lines = self.path.read_bytes().split(b"\n")[:-1]  # a torn tail is not a line
-        kept: list[SessionCost | None] = []
-        for cost, session in zip(read_costs(self.path), history, strict=False):
-            if cost.position != len(kept) or cost.task_index != session.task_index:
+            return costs
+        size = 0
+        lines = self.path.read_bytes().split(b"\n")  # a torn tail comes after every cost
+        for cost, line in zip(read_costs(self.path), lines, strict=False):
+            position = cost.position
+            if position >= len(history) or history[position].task_index != cost.task_index:
                 break
-            kept.append(cost)
-        size = sum(len(line) + 1 for line in lines[: len(kept)])
+            costs[position] = cost
+            size += len(line) + 1
         if self.path.stat().st_size != size:
             os.truncate(self.path, size)
-        return kept + [None] * (len(history) - len(kept))
+        return costs
 
     def append(self, cost: SessionCost) -> None:
         """Record a finished session's cost (before its session line: see `resume`)."""
