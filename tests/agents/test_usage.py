@@ -35,7 +35,7 @@ def independent_generation(model, messages) -> tuple[int, list[int]]:
     import torch
 
     ids = model.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
-    ids = ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids
+    ids = ids["input_ids"] if hasattr(ids, "keys") else ids
     with torch.inference_mode():
         output = model.model.generate(
             torch.tensor([ids]),
