@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 import lifelong_gym  # noqa: F401 - registers the ids
-from lifelong_gym.agents import Agent, LanguageModelAgent, ModelPool, OracleAgent, to_messages
+from lifelong_gym.agents import LanguageModelAgent, ModelPool, OracleAgent, to_messages
 from lifelong_gym.cli import main
 from lifelong_gym.errors import RunConfigError
 from lifelong_gym.run import ExperienceReplayCallback, Runner
@@ -19,6 +19,7 @@ from lifelong_gym.run.cost import CostLog, parse_price, read_costs
 from lifelong_gym.run.cost_summary import format_cost
 from lifelong_gym.run.run_record import load_run
 
+from ..methods.test_methods_end_to_end import OracleThroughModel
 from .test_old_run_folders import OLD_RUN
 
 TASKS = 5
@@ -28,18 +29,6 @@ TASKS = 5
 def tiny(tiny_model_dir: Path):
     config = {"name": "tiny", "backend": "hf", "path": str(tiny_model_dir), "max_new_tokens": 4}
     return ModelPool([config]).get("tiny")
-
-
-class OracleThroughModel(Agent):
-    """Asks the model for each reply (so every call is costed), then answers as the oracle."""
-
-    def __init__(self, tasks, model):
-        self.oracle = OracleAgent(tasks)
-        self.model = model
-
-    def act(self, session):
-        self.model.generate([to_messages(session.chat_history)])
-        return self.oracle.act(session)
 
 
 def run(folder: Path, agent_of, callbacks=(), **options) -> Runner:
