@@ -1,12 +1,11 @@
-"""What an environment's parser makes of a reply: a parsed action, or why there is none."""
+"""What an environment's parser makes of a reply: a parsed action (in either format, text or
+native tool call), or why there is none."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
-
-if TYPE_CHECKING:
-    from lifelong_gym.tool_calls import ToolCall
+import json
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -14,6 +13,26 @@ class InvalidReply:
     """A reply in none of the environment's action formats; `reason` tells the agent why."""
 
     reason: str
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call: the function's name and its arguments."""
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+    def openai(self, call_id: str = "call_0") -> dict[str, Any]:
+        """The call as an entry of an OpenAI message's `tool_calls` (arguments as JSON text)."""
+        return {
+            "id": call_id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": json.dumps(self.arguments)},
+        }
+
+    def reply(self) -> str:
+        """The call as an OpenAI assistant message in JSON (what `step` accepts)."""
+        return json.dumps({"role": "assistant", "content": None, "tool_calls": [self.openai()]})
 
 
 class ParsedAction(Protocol):
@@ -45,6 +64,4 @@ class TextAction:
 
     def tool_call(self) -> ToolCall:
         """A call of `reply(text)`."""
-        from lifelong_gym.tool_calls import ToolCall
-
         return ToolCall("reply", {"text": self.content})

@@ -9,14 +9,13 @@ as one line). The messages say what to change. Three families:
   environment (unreachable, refused, missing image);
 - run errors: a run that stopped (`RunAbortedError`) or an agent that could not reply
   (`AgentError`, whose `status` is what the session ends with).
+- observations: a store that would not finish the agent's query (`QueryRefused`).
 
 Errors that come from an agent's reply (`ActionError`) never leave an environment: they
 become the agent's observation.
 """
 
 from __future__ import annotations
-
-from lifelong_gym.session import SessionStatus
 
 
 class LifelongGymError(Exception):
@@ -101,21 +100,36 @@ class RunAbortedError(LifelongGymError, RuntimeError):
 
 
 class AgentError(LifelongGymError):
-    """An agent could not produce a reply; `status` is what the session ends with."""
+    """An agent could not produce a reply; `status` is what the session ends with.
 
-    status = SessionStatus.AGENT_UNKNOWN_ERROR
+    The status is a `SessionStatus` value, written as text so that this module imports
+    nothing of the package.
+    """
+
+    status = "agent_unknown_error"
 
 
 class AgentContextLimitError(AgentError):
     """The history no longer fits the model's context window."""
 
-    status = SessionStatus.AGENT_CONTEXT_LIMIT
+    status = "agent_context_limit"
 
 
 class AgentOutOfMemoryError(AgentError):
     """The model ran out of accelerator memory."""
 
-    status = SessionStatus.AGENT_OUT_OF_MEMORY
+    status = "agent_out_of_memory"
+
+
+class QueryRefused(LifelongGymError):
+    """The store would not finish the agent's query (a limit of time, memory or size).
+
+    The query came from the agent's actions, so this is an observation: the task goes on.
+    """
+
+
+class QueryTimeout(QueryRefused):
+    """A query ran past its time limit (the agent's query, so the task goes on)."""
 
 
 class ActionError(LifelongGymError, ValueError):

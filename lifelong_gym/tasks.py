@@ -15,13 +15,6 @@ from pydantic import BaseModel, ConfigDict
 
 from lifelong_gym.actions import ParsedAction
 from lifelong_gym.errors import TaskFileError
-from lifelong_gym.orders import (  # noqa: F401 - re-exported: the orders lived here
-    ORDERS,
-    OrderName,
-    curriculum_order,
-    shard_order,
-    task_order,
-)
 from lifelong_gym.session import ChatMessage
 
 logger = logging.getLogger(__name__)

@@ -16,33 +16,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
-from lifelong_gym.actions import InvalidReply
+from lifelong_gym.actions import InvalidReply, ToolCall
 
 _MARKUP = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
 MAX_CALL_LENGTH = 200_000
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """One call: the function's name and its arguments."""
-
-    name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
-
-    def openai(self, call_id: str = "call_0") -> dict[str, Any]:
-        """The call as an entry of an OpenAI message's `tool_calls` (arguments as JSON text)."""
-        return {
-            "id": call_id,
-            "type": "function",
-            "function": {"name": self.name, "arguments": json.dumps(self.arguments)},
-        }
-
-    def reply(self) -> str:
-        """The call as an OpenAI assistant message in JSON (what `step` accepts)."""
-        return json.dumps({"role": "assistant", "content": None, "tool_calls": [self.openai()]})
 
 
 def function_schema(name: str, description: str, **parameters: str) -> dict[str, Any]:

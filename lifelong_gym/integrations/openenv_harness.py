@@ -27,9 +27,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from lifelong_gym.extras import import_extra
 from lifelong_gym.tool_calls import ToolCall
 
-from .extras import import_extra
 from .trl import ToolEnvironment, environment_factory, tool_schemas
 
 _harness = import_extra("openenv.core.harness", "openenv", "lifelong_gym.integrations.openenv")

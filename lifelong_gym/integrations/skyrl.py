@@ -24,9 +24,8 @@ from typing import Any
 
 import gymnasium as gym
 
+from lifelong_gym.extras import import_extra
 from lifelong_gym.registration import ENV_IDS
-
-from .extras import import_extra
 
 _skyrl = import_extra("skyrl_gym", "skyrl", "lifelong_gym.integrations.skyrl")
 _text_env = import_extra("skyrl_gym.envs.base_text_env", "skyrl", "lifelong_gym.integrations.skyrl")

@@ -29,10 +29,9 @@ from typing import Any, ClassVar
 import gymnasium as gym
 
 from lifelong_gym.errors import EnvArgumentError
+from lifelong_gym.extras import import_extra
 from lifelong_gym.session import Session, SessionStatus
 from lifelong_gym.tool_calls import ToolCall
-
-from .extras import import_extra
 
 ENDED = "The task has ended; no tool can be called any more."
 

@@ -174,7 +174,7 @@ class Lockstep:
         )
         for task, reply in zip(tasks, replies, strict=True):
             if isinstance(reply, AgentError):
-                self._end(task, reply.status, f"{type(reply).__name__}: {reply}")
+                self._end(task, SessionStatus(reply.status), f"{type(reply).__name__}: {reply}")
             elif isinstance(reply, Exception):
                 index = task.session.task_index
                 logger.error("agent failed on task %d", index, exc_info=reply)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from lifelong_gym.errors import ConfigError
-from lifelong_gym.integrations.extras import import_extra
+from lifelong_gym.extras import import_extra
 
 from .demonstration import demonstrations
 

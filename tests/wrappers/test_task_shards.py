@@ -11,7 +11,8 @@ import pytest
 
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.errors import EnvArgumentError
-from lifelong_gym.tasks import DATA_DIR, Task, TaskSet, curriculum_order, shard_order
+from lifelong_gym.orders import curriculum_order, shard_order
+from lifelong_gym.tasks import DATA_DIR, Task, TaskSet
 from lifelong_gym.wrappers import LifelongTaskSequence
 
 COPIES = 3

@@ -22,7 +22,7 @@ from lifelong_gym.envs.kg.store_process import (
     graph_format,
     load_store,
 )
-from lifelong_gym.errors import BackendError, EnvArgumentError, LifelongGymError
+from lifelong_gym.errors import BackendError, EnvArgumentError, QueryRefused, QueryTimeout
 
 logger = logging.getLogger(__name__)
 
@@ -36,17 +36,6 @@ def graph_files(tasks_path: Path) -> tuple[Path, Path]:
     NAME's own `NAME.graph.nt.gz`, and the folder's shared `graph.nt.gz`."""
     name = tasks_path.name.removesuffix(".jsonl")
     return tasks_path.with_name(f"{name}.graph.nt.gz"), tasks_path.with_name(SHARED_GRAPH)
-
-
-class QueryRefused(LifelongGymError):
-    """The store would not finish the agent's query (a limit of time, memory or size).
-
-    The query came from the agent's actions, so this is an observation: the task goes on.
-    """
-
-
-class QueryTimeout(QueryRefused):
-    """A query ran past its time limit (the agent's query, so the task goes on)."""
 
 
 class KGBackend(ABC):

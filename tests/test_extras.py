@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from lifelong_gym.errors import MissingExtraError
-from lifelong_gym.integrations.extras import import_extra
+from lifelong_gym.extras import import_extra
 
 
 def test_import_lifelong_gym_imports_no_framework():
