@@ -13,7 +13,6 @@ from the run layer), and `importlib.import_module` or `__import__` with a litera
 from __future__ import annotations
 
 import ast
-import functools
 import shutil
 import subprocess
 import sys
@@ -69,6 +68,7 @@ class Tree:
         self.folders = {dotted: root / folder for folder, dotted in PACKAGES.items()}
         self.sources = sorted(path for folder in PACKAGES for path in (root / folder).rglob("*.py"))
         self.root_names = bound_names(root / "lifelong_gym" / "__init__.py")
+        self._imports: dict[Path, set[str]] = {}
 
     def module_name(self, path: Path) -> str:
         parts = list(path.relative_to(self.root).with_suffix("").parts)
@@ -83,9 +83,13 @@ class Tree:
                 return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
         return False
 
-    @functools.cache
     def imports(self, path: Path) -> set[str]:
         """Every lifelong_gym module a file imports, in any of the ways the docstring lists."""
+        if path not in self._imports:
+            self._imports[path] = self._read_imports(path)
+        return self._imports[path]
+
+    def _read_imports(self, path: Path) -> set[str]:
         name = self.module_name(path)
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         found = set()
