@@ -42,9 +42,9 @@ from lifelong_gym.envs.db.actions import count_statements
 from lifelong_gym.envs.db.backends import mysql_server
 from lifelong_gym.envs.db.backends.mysql import parse_url
 from lifelong_gym.envs.db.backends.mysql import quote as mysql_quote
-from lifelong_gym.envs.db.backends.sqlite_images import clear_images
-from lifelong_gym.envs.db.backends.sqlite_images import quote as sqlite_quote
-from lifelong_gym.envs.db.backends.sqlite_translate import clear_translations
+from lifelong_gym.envs.db.backends.sqlite.catalog import quote as sqlite_quote
+from lifelong_gym.envs.db.backends.sqlite.task_databases import clear_images
+from lifelong_gym.envs.db.backends.sqlite.translate import clear_translations
 from lifelong_gym.envs.db.backends.statement_guard import refusal
 from lifelong_gym.tasks import clear_task_files
 

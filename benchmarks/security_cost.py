@@ -106,13 +106,13 @@ DEFENCES = """
 import json, statistics, sys, time
 import gymnasium as gym
 import lifelong_gym
-import lifelong_gym.envs.db.backends.sqlite as embedded
+import lifelong_gym.envs.db.backends.sqlite.backend as embedded
 from lifelong_gym.agents import OracleAgent
 
 env = gym.make("LifelongDB-v0").unwrapped
 agent = OracleAgent(env.tasks)
 indices = list(env.tasks.order[:int(sys.argv[1])])
-guard, authorizer = embedded.refusal, embedded._authorize
+guard, authorizer = embedded.refusal, embedded.authorizer
 
 def run():
     start = time.process_time()
@@ -129,7 +129,7 @@ times = {"on": [], "off": []}
 for round_ in range(int(sys.argv[2])):
     for state in ("on", "off") if round_ % 2 == 0 else ("off", "on"):
         embedded.refusal = guard if state == "on" else (lambda sql: None)
-        embedded._authorize = authorizer if state == "on" else None
+        embedded.authorizer = authorizer if state == "on" else (lambda read: None)
         times[state].append(run())
 print(json.dumps({state: statistics.median(values) for state, values in times.items()}))
 """

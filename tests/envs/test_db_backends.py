@@ -276,13 +276,13 @@ def test_sqlite_hash_after_a_write_equals_the_hash_mysql_computes(mysql_url, wri
     ],
 )
 def test_a_column_printed_at_once_is_each_value_printed(declared, values):
-    from lifelong_gym.envs.db.backends.sqlite_hash import printed_column, text_renderer
+    from lifelong_gym.envs.db.backends.sqlite.hash import printed_column, text_renderer
 
     assert list(printed_column(declared, values)) == list(map(text_renderer(declared), values))
 
 
 def test_a_column_is_at_its_scale_exactly_when_round_keeps_every_number():
-    from lifelong_gym.envs.db.backends.sqlite_images import _at_scale
+    from lifelong_gym.envs.db.backends.sqlite.store import _at_scale
 
     rng = np.random.default_rng(7)
     columns = [

@@ -1,6 +1,6 @@
 """The embedded back-end shows the agent what MariaDB shows, on the fidelity corpus.
 
-Comparison rule (lifelong_gym.envs.db.fidelity): two observations match when both are
+Comparison rule (benchmarks/db_fidelity.py): two observations match when both are
 errors (error texts differ between engines; that the statement failed is what must agree),
 or when they show the same rows as the agent reads them, in order where a top-level ORDER BY
 fixes it and as multisets otherwise.
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from lifelong_gym.envs.db.fidelity import (
+from benchmarks.db_fidelity import (
     load_corpus,
     observations_match,
     run_corpus,

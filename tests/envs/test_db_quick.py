@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from lifelong_gym.envs.db.backends import sqlite_translate
-from lifelong_gym.envs.db.backends.sqlite_quick import quick_translation
-from lifelong_gym.envs.db.backends.sqlite_translate import rewrite, translate
-from lifelong_gym.envs.db.fidelity import _Side, load_corpus
+from benchmarks.db_fidelity import _Side, load_corpus
+from lifelong_gym.envs.db.backends.sqlite import translate as translation
+from lifelong_gym.envs.db.backends.sqlite.translate import rewrite, translate
+from lifelong_gym.envs.db.backends.sqlite.translate_quick import quick_translation
 from lifelong_gym.envs.db.tasks import load_db_tasks
 
 CORPUS = Path(__file__).parent / "data" / "db_fidelity_corpus.yaml"
@@ -196,7 +196,7 @@ def _observations(corpus) -> list[str]:
 
 def test_the_corpus_shows_the_same_with_and_without_the_quick_way(corpus, monkeypatch):
     with_scan = _observations(corpus)
-    monkeypatch.setattr(sqlite_translate, "quick_translation", lambda *_: None)
+    monkeypatch.setattr(translation, "quick_translation", lambda *_: None)
     without = _observations(corpus)
     assert len(with_scan) == len(without) > 900
     different = [(a, b) for a, b in zip(with_scan, without, strict=True) if a != b]

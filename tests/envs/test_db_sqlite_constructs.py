@@ -1,6 +1,6 @@
 """MySQL constructs the embedded back-end spells out for SQLite: quantified comparisons,
-WITH ROLLUP, information_schema, SHOW INDEX and SHOW DATABASES (sqlite_expand,
-sqlite_catalog, sqlite_schema). The expected answers are MariaDB's (the fidelity corpus
+WITH ROLLUP, information_schema, SHOW INDEX and SHOW DATABASES (translate_expand,
+catalog, schema_answers). The expected answers are MariaDB's (the fidelity corpus
 compares with the server itself); these run without one."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import yaml
 from sqlglot import exp
 
 from lifelong_gym.envs.db.backends.sqlite import SqliteBackend
-from lifelong_gym.envs.db.backends.sqlite_quick import TRANSLATED_WORDS
+from lifelong_gym.envs.db.backends.sqlite.translate_quick import TRANSLATED_WORDS
 from lifelong_gym.envs.db.tasks import ColumnInfo, TableInfo
 
 CORPUS = Path(__file__).parent / "data" / "db_fidelity_corpus.yaml"

@@ -11,7 +11,7 @@ import pytest
 
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.envs.db.actions import answer_reply, operation_reply
-from lifelong_gym.envs.db.backends.sqlite_functions import MAX_VALUE_BYTES
+from lifelong_gym.envs.db.backends.sqlite.mysql_functions import MAX_VALUE_BYTES
 
 from ..envs.db_fixtures import task_file
 
@@ -299,9 +299,9 @@ def test_sqlites_own_catalog_is_a_missing_table(env, sql):
 def test_long_texts_sorted_by_the_collation_are_not_kept(env):
     """The collation's keys of texts that are not ASCII are cached, but only for short
     texts: sorting and comparing long ones, task after task, keeps nothing of them."""
-    from lifelong_gym.envs.db.backends import sqlite_functions
+    from lifelong_gym.envs.db.backends.sqlite import mysql_functions
 
-    kept = sqlite_functions._folded_key.cache_info().currsize
+    kept = mysql_functions._folded_key.cache_info().currsize
     long_rows = (
         "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) "
         "SELECT COUNT(*) FROM (SELECT CONCAT(REPEAT('é', 5000), i) AS v FROM n) AS d "
@@ -309,7 +309,7 @@ def test_long_texts_sorted_by_the_collation_are_not_kept(env):
     )
     shown, info = _run(env, QUERY, long_rows)
     assert "200" in shown[0] and info["status"] == "completed"
-    assert sqlite_functions._folded_key.cache_info().currsize - kept < 5
+    assert mysql_functions._folded_key.cache_info().currsize - kept < 5
 
 
 @pytest.mark.timeout(60)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
-from .sqlite_dates import (
+from .mysql_dates import (
     DATE_FUNCTIONS,
     date_add,
     date_format,

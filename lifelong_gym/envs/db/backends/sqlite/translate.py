@@ -2,11 +2,11 @@
 
 sqlglot parses the MySQL statement; the tree is then rewritten, children before parents:
 MySQL functions whose SQLite namesakes differ (or are missing) become calls of the user
-functions in `sqlite_functions`; exact-number results are rounded to MySQL's scale
+functions in `mysql_functions`; exact-number results are rounded to MySQL's scale
 (`9.4167` for an AVG of integers, `2.5000` for 5/2); text literals in comparisons get the
 case-insensitive collation. Before the rewrite, what SQLite lacks (`ALL`/`ANY`, `WITH
-ROLLUP`) is spelled out (`sqlite_expand`); after it, information_schema views become derived
-tables of the declared schema (`sqlite_catalog`). DDL never gets here: the statement guard
+ROLLUP`) is spelled out (`translate_expand`); after it, information_schema views become derived
+tables of the declared schema (`catalog`). DDL never gets here: the statement guard
 refuses it first.
 """
 
@@ -23,11 +23,11 @@ from sqlglot.dialects.mysql import MySQL
 from sqlglot.errors import ErrorLevel
 from sqlglot.tokens import TokenType
 
-from .sqlite_catalog import SCHEMA, Catalog, serve_views, view_types, views_of
-from .sqlite_expand import EXPANDED_WORDS, NotServed, Refused, expand
-from .sqlite_functions import COLLATION
-from .sqlite_quick import quick_translation
-from .sqlite_types import NumericType, is_text, numeric_type
+from .catalog import SCHEMA, Catalog, serve_views, view_types, views_of
+from .mysql_functions import COLLATION
+from .mysql_types import NumericType, is_text, numeric_type
+from .translate_expand import EXPANDED_WORDS, NotServed, Refused, expand
+from .translate_quick import quick_translation
 
 # a statement without these words needs neither expansions nor views (a hint only: the
 # tree decides; a word inside a string costs only the search)
@@ -273,7 +273,7 @@ class _Rewriter:
     def _sort_column(self, node: exp.Column) -> exp.Expression:
         """A text column alone as a query's GROUP BY or ORDER BY term is sorted by SORT_KEY:
         the collation's order at a Python call a row, where the collation makes one a
-        comparison (as `sqlite_quick` writes it)."""
+        comparison (as `translate_quick` writes it)."""
         if node.table or not _sorts_a_query(node):
             return node
         declared = self.columns.get(node.name.lower())
@@ -451,7 +451,7 @@ def translate(sql: str, catalog: Catalog = ()) -> tuple[Translation, ...]:
     """MySQL statements in SQLite's dialect, over the tables of `catalog` (cached: RL loops
     send the same ones again).
 
-    The common statements are translated without sqlglot (`sqlite_quick`); a statement
+    The common statements are translated without sqlglot (`translate_quick`); a statement
     holding one of `TRANSLATED_WORDS` outside its strings always goes to sqlglot."""
     quick = quick_translation(sql, *_names(catalog))
     if quick is not None:

@@ -5,7 +5,7 @@ task's columns. Reading one with sqlglot, rewriting and generating it costs abou
 millisecond; this token scan and small grammar take a few tens of microseconds. It accepts
 only a short list of keywords, the task's own column and table names, aliases, plain
 literals, COUNT / MIN / MAX / SUM / AVG / ROUND and + - *, and writes what the translation
-(`sqlite_translate`) writes for them: the statement as it is, with `DEC(..., scale)` around
+(`translate.py`) writes for them: the statement as it is, with `DEC(..., scale)` around
 an outermost exact-number aggregate or arithmetic (MySQL's scale), the collation after a
 text literal compared with an operand of no known type, and `SORT_KEY(...)` around a text
 column alone as a GROUP BY or ORDER BY term. Anything else (other functions,
@@ -20,10 +20,10 @@ import re
 
 from sqlglot.dialects.mysql import MySQL
 
-from .sqlite_catalog import SCHEMA
-from .sqlite_expand import EXPANDED_WORDS
-from .sqlite_functions import COLLATION
-from .sqlite_types import NumericType, column_type, combine_types, is_text
+from .catalog import SCHEMA
+from .mysql_functions import COLLATION
+from .mysql_types import NumericType, column_type, combine_types, is_text
+from .translate_expand import EXPANDED_WORDS
 
 # blanks, then one token: a word, a number, a string or an operator (`findall` gives each
 # token's five groups at once, a third cheaper than a match object a token)

@@ -13,8 +13,8 @@ import re
 import sqlite3
 from typing import Any
 
-from .sqlite_catalog import DATABASE, SCHEMA, Catalog
-from .sqlite_types import mariadb_type
+from .catalog import DATABASE, SCHEMA, Catalog
+from .mysql_types import mariadb_type
 
 _NAME = r"(`(?:[^`]|``)+`|\"(?:[^\"]|\"\")+\"|[\w$]+)"
 _QUALIFIED = rf"(?:{_NAME}\s*\.\s*)?{_NAME}"

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from .sqlite_functions import COLLATION
+from .mysql_functions import COLLATION
 
 # MariaDB's display widths for integer types (what DESCRIBE shows)
 _INTEGER_WIDTHS = {

@@ -1,79 +1,29 @@
-"""The embedded back-end: an in-memory SQLite database per task that answers like MySQL.
+"""`SqliteBackend`: the stages of the route (see the package's docstring) in order.
 
-The agent's MySQL statement is rewritten for SQLite (`sqlite_translate`), MySQL's functions
-and collation are SQLite user functions (`sqlite_functions`), schema statements are
-answered in MariaDB's shape (`sqlite_schema`). Every statement runs under an authorizer
-that allows an explicit list of functions and denies virtual tables, ATTACH and PRAGMA,
-within a deadline, a per-value size limit and a database size limit (docs/security.md).
+Each task gets a fresh in-memory database; every statement runs under the guard's
+authorizer, within a deadline, a per-value size limit and a database size limit
+(docs/security.md).
 """
 
 from __future__ import annotations
 
-import ctypes
 import sqlite3
 import time
-from collections.abc import Callable
 from typing import Any
 
 from sqlglot.errors import SqlglotError
 
-from ..tasks import TableInfo
-from .base import DatabaseBackend, StatementResult, UnreadableTable, overrun_message
-from .sqlite_catalog import DATABASE, Catalog
-from .sqlite_functions import (
-    ALLOWED_FUNCTIONS,
-    MAX_VALUE_BYTES,
-    register,
-)
-from .sqlite_hash import read_table_hash
-from .sqlite_images import load_task_database, quote, storing_update, task_values
-from .sqlite_schema import SchemaAnswers
-from .sqlite_translate import NotServed, Refused, Translation, translate
-from .statement_guard import refusal
-
-# What an agent may not do: touch files or the connection, or load native code through
-# virtual tables (fts3_tokenizer can be pointed at any address).
-_DENIED_ACTIONS = {
-    sqlite3.SQLITE_ATTACH,
-    sqlite3.SQLITE_DETACH,
-    sqlite3.SQLITE_PRAGMA,
-    sqlite3.SQLITE_CREATE_VTABLE,
-    sqlite3.SQLITE_DROP_VTABLE,
-}
-# SQLite's catalog (also read as sqlite_schema, sqlite_temp_schema): not MySQL's, and the
-# agent's schema questions are answered from the declared schema (sqlite_schema.py)
-_CATALOG_TABLES = {"sqlite_master", "sqlite_temp_master"}
-_READ, _FUNCTION = sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION
-_OK, _DENY = sqlite3.SQLITE_OK, sqlite3.SQLITE_DENY
-DATABASE_PAGES = 16_384  # 64 MiB of 4 KiB pages, for the task database and for temp tables
-RESULT_BYTES = 4_000_000  # values fetched for one observation, at most
-HEAP_LIMIT = 1 << 30  # SQLite's heap in this process, at most (a hard limit)
-_LIMITS = {
-    sqlite3.SQLITE_LIMIT_LENGTH: MAX_VALUE_BYTES,
-    sqlite3.SQLITE_LIMIT_SQL_LENGTH: 1_000_000,
-    sqlite3.SQLITE_LIMIT_COLUMN: 500,
-    sqlite3.SQLITE_LIMIT_ATTACHED: 0,
-    sqlite3.SQLITE_LIMIT_TRIGGER_DEPTH: 10,
-    sqlite3.SQLITE_LIMIT_WORKER_THREADS: 0,
-    sqlite3.SQLITE_LIMIT_VDBE_OP: 5_000_000,
-}
-
-
-def _limit_heap() -> None:
-    """Cap SQLite's heap for the process, unless the application set its own cap."""
-    try:
-        import _sqlite3
-
-        library = ctypes.CDLL(_sqlite3.__file__)
-        limit = library.sqlite3_hard_heap_limit64
-    except (ImportError, OSError, AttributeError):
-        return  # an SQLite without the call (before 3.31): the other limits still hold
-    limit.restype, limit.argtypes = ctypes.c_int64, [ctypes.c_int64]
-    if limit(-1) == 0:
-        limit(HEAP_LIMIT)
-
-
-_limit_heap()
+from ...tasks import TableInfo
+from ..base import DatabaseBackend, StatementResult, UnreadableTable, overrun_message
+from ..statement_guard import refusal
+from .catalog import DATABASE, Catalog, quote
+from .execute import fetch, is_query, may_store
+from .guard import DATABASE_PAGES, authorizer, open_connection
+from .hash import read_table_hash
+from .schema_answers import SchemaAnswers
+from .store import storing_update
+from .task_databases import load_task_database, task_values
+from .translate import NotServed, Refused, Translation, translate
 
 
 class SqliteBackend(DatabaseBackend):
@@ -94,7 +44,7 @@ class SqliteBackend(DatabaseBackend):
         image)."""
         self.discard()
         if self._connection is None:
-            self._connection = _open()
+            self._connection = open_connection()
             self._connection.set_progress_handler(self._past_deadline, 10_000)
         self._catalog = (load_task_database(self._connection, table),)
         self._discarded = False
@@ -108,7 +58,11 @@ class SqliteBackend(DatabaseBackend):
             return StatementResult(error=f"the statement was refused: {reason}")
         schema = SchemaAnswers(connection, self._catalog).answer(sql)
         if schema is not None:
-            return StatementResult(error=schema) if isinstance(schema, str) else self._rows(schema)
+            return (
+                StatementResult(error=schema)
+                if isinstance(schema, str)
+                else StatementResult(rows=schema)
+            )
         try:
             translated = translate(sql, self._catalog)
         except (NotServed, Refused) as error:
@@ -171,18 +125,20 @@ class SqliteBackend(DatabaseBackend):
     # -- internals --------------------------------------------------------------------
 
     def _run(self, connection: sqlite3.Connection, statement: Translation) -> StatementResult:
-        if not self._size_bounded and not _is_query(statement.sql):
+        if not self._size_bounded and not is_query(statement.sql):
             # a query cannot grow the database: its page limit costs a start 15 us (the
             # pragma reads the schema after `deserialize`), paid only by tasks that write
             connection.execute(f"PRAGMA main.max_page_count = {DATABASE_PAGES}")
             self._size_bounded = True
         self._deadline = time.monotonic() + self.statement_timeout
         catalog_read: list[str] = []  # SQLite's own catalog tables the statement reads
-        connection.set_authorizer(_authorizer(catalog_read))
+        connection.set_authorizer(authorizer(catalog_read))
         try:
             cursor = connection.execute(statement.sql)
-            result = StatementResult() if cursor.description is None else self._fetch(cursor)
-            if _may_store(statement.sql):
+            result = (
+                StatementResult() if cursor.description is None else fetch(cursor, self.max_rows)
+            )
+            if may_store(statement.sql):
                 connection.set_authorizer(None)  # our statement, with a deadline of its own
                 self._deadline = time.monotonic() + self.statement_timeout
                 self._store_as_mysql(connection)
@@ -201,22 +157,6 @@ class SqliteBackend(DatabaseBackend):
             self._deadline = 0.0
             connection.set_authorizer(None)
 
-    def _fetch(self, cursor: sqlite3.Cursor) -> StatementResult:
-        """At most `max_rows` rows and `RESULT_BYTES` of values."""
-        rows: list[tuple[Any, ...]] = []
-        size = 0
-        while len(rows) <= self.max_rows and size <= RESULT_BYTES:
-            chunk = cursor.fetchmany(64)
-            if not chunk:
-                break
-            rows += chunk
-            size += sum(len(v) for row in chunk for v in row if isinstance(v, (str, bytes)))
-        more = len(rows) > self.max_rows or size > RESULT_BYTES
-        return self._rows(rows[: self.max_rows], more)
-
-    def _rows(self, rows: list[tuple[Any, ...]], more: bool = False) -> StatementResult:
-        return StatementResult(rows=rows, more_rows=more)
-
     def _store_as_mysql(self, connection: sqlite3.Connection) -> None:
         """Round the numbers a write left in the task's table as MySQL's column types store
         them: one UPDATE over the rows that need it, after each statement that may write
@@ -232,44 +172,3 @@ class SqliteBackend(DatabaseBackend):
 
     def _past_deadline(self) -> int:
         return int(bool(self._deadline) and time.monotonic() > self._deadline)
-
-
-def _open() -> sqlite3.Connection:
-    """A connection with MySQL's functions, the collation and the limits."""
-    # the statement cache outlives `deserialize`: SQLite checks a cached statement's schema
-    # when it runs and prepares it again for the new database
-    connection = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-    for limit, value in _LIMITS.items():
-        connection.setlimit(limit, value)
-    connection.execute(f"PRAGMA temp.max_page_count = {DATABASE_PAGES}")
-    register(connection)
-    return connection
-
-
-def _is_query(sql: str) -> bool:
-    """Whether a translated statement is a plain query (SQLite's SELECT writes nothing; a
-    statement that begins otherwise, WITH, VALUES or a parenthesis included, may)."""
-    return sql[:7].upper() == "SELECT "
-
-
-def _may_store(sql: str) -> bool:
-    """Whether a translated statement may write values into the table: any but a query or a
-    plain DELETE (REPLACE, WITH ... UPDATE and the like included)."""
-    return not _is_query(sql) and sql[:7].upper() != "DELETE "
-
-
-def _authorizer(catalog_read: list[str]) -> Callable[..., int]:
-    """The agent's authorizer (a closure: a partial's call cost more at every column read);
-    the SQLite catalog tables the statement reads are noted in `catalog_read`."""
-
-    def authorize(action: int, first: str | None, second: str | None, *_: Any) -> int:
-        if action == _READ:
-            if first in _CATALOG_TABLES:
-                catalog_read.append(first)  # SQLite's schema, which MySQL does not have
-                return _DENY
-            return _OK
-        if action == _FUNCTION:
-            return _OK if (second or "").lower() in ALLOWED_FUNCTIONS else _DENY
-        return _DENY if action in _DENIED_ACTIONS else _OK
-
-    return authorize

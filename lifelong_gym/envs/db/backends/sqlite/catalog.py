@@ -15,9 +15,9 @@ from typing import Any
 
 from sqlglot import exp
 
-from .sqlite_expand import NotServed
-from .sqlite_functions import COLLATION
-from .sqlite_types import column_facts, is_text, mariadb_type
+from .mysql_functions import COLLATION
+from .mysql_types import column_facts, is_text, mariadb_type
+from .translate_expand import NotServed
 
 DATABASE = "main"
 SCHEMA = "information_schema"
@@ -163,3 +163,8 @@ def _schemata(_: Catalog) -> list[list[Any]]:
 
 
 _ROWS = {"TABLES": _tables, "COLUMNS": _columns, "SCHEMATA": _schemata}
+
+
+def quote(identifier: str) -> str:
+    """An SQLite identifier in double quotes."""
+    return '"' + identifier.replace('"', '""') + '"'
