@@ -215,8 +215,8 @@ def build_image(environment: str, force: bool, rootfs: str | None, **choices: st
 # each generator's module (imported when it runs or shows its help) and what it makes
 GENERATORS = {
     "db": ("lifelong_gym.envs.db.generator.command", "SQL tasks over the 22 skills."),
-    "os": ("lifelong_gym.envs.os.generate", "Shell tasks over the 29 commands."),
-    "kg": ("lifelong_gym.envs.kg.generate", "A graph and questions of 2 to 9 actions."),
+    "os": ("lifelong_gym.envs.os.generator", "Shell tasks over the 29 commands."),
+    "kg": ("lifelong_gym.envs.kg.generator", "A graph and questions of 2 to 9 actions."),
 }
 
 

@@ -52,10 +52,13 @@ def generator_command(
 
     def decorate(generate: Callable[..., None]) -> click.Command:
         def callback(**flags: Any) -> None:
-            output, older = flags.pop("output"), flags.pop("out")
+            if flags.pop("out") is not None:
+                raise ConfigError(
+                    f"--out is now --output DIR (or --output FILE{TASKS_SUFFIX}) with --name NAME"
+                )
             name, seed, split = flags.pop("name"), flags.pop("seed"), flags.pop("split")
             options = GeneratorOptions(
-                path=task_file(output or older, environment, split_name(name, split)),
+                path=task_file(flags.pop("output"), environment, split_name(name, split)),
                 count=flags.pop("count"),
                 seed=seed,
                 task_seed=split_seed(seed, split),
@@ -71,7 +74,7 @@ def generator_command(
                 help=f"The folder to write into, or the {TASKS_SUFFIX} file to write "
                 f"(default ./{DEFAULT_OUTPUT}/{environment}/).",
             ),
-            # the older spelling, still in users' scripts; not listed
+            # the older spelling (DB's --out FILE, KG's --out DIR/SPLIT): refused, naming the new
             click.Option(["--out"], type=click.Path(path_type=Path), hidden=True),
             click.Option(
                 ["--name"],

@@ -11,7 +11,6 @@ import pytest
 from click.testing import CliRunner
 
 from lifelong_gym.cli import main
-from lifelong_gym.envs.db.tasks import load_db_tasks
 from lifelong_gym.envs.os.tasks import load_os_tasks
 from lifelong_gym.errors import ConfigError
 from lifelong_gym.generation import replacing, task_file, write_task_set
@@ -142,12 +141,14 @@ def test_a_named_set_in_a_named_folder_is_loaded_with_its_order(tmp_path: Path):
     assert len(tasks) == 30
 
 
-def test_the_older_out_flag_still_names_the_file(tmp_path: Path):
-    needs("db")
-    path = tmp_path / "sets" / "db.jsonl"
-    result = generate("db", "--out", str(path), "--seed", "3", *SMALL["db"])
-    assert result.exit_code == 0, result.output
-    assert load_db_tasks(path).order == json.loads((path.parent / "db.order.json").read_text())
+@pytest.mark.parametrize(("environment", "out"), [("db", "sets/db.jsonl"), ("kg", "sets/train")])
+def test_the_older_out_flag_is_refused_naming_the_new(tmp_path: Path, environment: str, out: str):
+    result = generate(environment, "--out", str(tmp_path / out))
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        "Error: --out is now --output DIR (or --output FILE.jsonl) with --name NAME"
+    ]
+    assert not (tmp_path / "sets").exists()
 
 
 def test_an_output_that_is_neither_folder_nor_jsonl_is_one_clear_error(tmp_path: Path):

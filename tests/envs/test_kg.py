@@ -419,7 +419,7 @@ def test_user_graph_and_benchmark_records(tmp_path: Path) -> None:
 
 def test_generator_is_seeded_and_its_tasks_replay(tmp_path: Path) -> None:
     pytest.importorskip("faker")
-    from lifelong_gym.envs.kg.generate import generate
+    from lifelong_gym.envs.kg.generator import generate
 
     first, second = tmp_path / "a", tmp_path / "b"
     counts = [generate(7, 16, folder / "default.jsonl", scale=0.1) for folder in (first, second)]

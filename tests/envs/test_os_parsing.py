@@ -139,7 +139,7 @@ def test_agentbench_checker_kinds(kind, answer, expected, verdict):
 
 
 def test_the_shipped_set_is_what_the_seeded_generator_draws():
-    from lifelong_gym.envs.os.generate import generate_tasks
+    from lifelong_gym.envs.os.generator import generate_tasks
     from lifelong_gym.envs.os.tasks import load_os_tasks
 
     shipped = load_os_tasks()

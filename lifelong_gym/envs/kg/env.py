@@ -30,7 +30,7 @@ from lifelong_gym.envs.kg.backends import (
 )
 from lifelong_gym.envs.kg.prompt import opening_prompt
 from lifelong_gym.envs.kg.sexpr import ActionCall
-from lifelong_gym.envs.kg.task import KGTask, kg_task_from_record
+from lifelong_gym.envs.kg.tasks import KGTask, kg_task_from_record
 from lifelong_gym.errors import EnvArgumentError, QueryRefused, QueryTimeout
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
 from lifelong_gym.tasks import TaskSet, load_task_set, shipped_task_sets

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lifelong_gym.envs.kg.task import KGTask
+from lifelong_gym.envs.kg.tasks import KGTask
 
 INSTRUCTIONS = """\
 You will answer a question by exploring a knowledge graph, one action per reply. Entities \
