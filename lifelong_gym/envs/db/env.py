@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from lifelong_gym.core import Evaluation, Interaction, InvalidReply, LifelongEnv
+from lifelong_gym.core import (
+    DEFAULT_MAX_ACTION_LENGTH,
+    DEFAULT_MAX_OBSERVATION_LENGTH,
+    Evaluation,
+    Interaction,
+    InvalidReply,
+    LifelongEnv,
+)
 from lifelong_gym.session import EvaluationOutcome, Session
 from lifelong_gym.tasks import TaskSet
 from lifelong_gym.tool_calls import ToolCall
@@ -36,7 +42,7 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
     (INSERT, UPDATE, DELETE) by hashing the table afterwards.
 
     ## Action Space
-    `UnicodeText(100_000)`: the model's raw reply, either `Action: Operation` followed by
+    `UnicodeText(max_action_length)`: the model's raw reply, either `Action: Operation` followed by
     one ```sql code block holding one statement, or `Action: Answer` followed by a line
     `Final Answer: ...`.
 
@@ -69,7 +75,8 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
     - `backend`: `"sqlite"` (embedded, default) or `"mysql"` with `url="mysql://user:pw@host:port"`;
       `"mysql"` without a url starts a MariaDB container shared by the host (docs/db-tasks.md).
     - `max_turns` (3), `statement_timeout` seconds (5), `max_rows` shown (1000),
-      `max_observation_length` characters (16,000).
+      `max_observation_length` characters (16,000), `max_action_length` characters of a
+      reply (100,000), `render_mode` (`"ansi"`).
     - `action_format`: `"text"` (the benchmark's reply format, default) or `"tools"`
       (native tool calls: `env.unwrapped.tools` lists the function schemas; `step` takes
       an OpenAI assistant message in JSON or `<tool_call>{...}</tool_call>` markup).
@@ -108,10 +115,22 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
         max_turns: int = DEFAULT_MAX_TURNS,
         statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT,
         max_rows: int = DEFAULT_MAX_ROWS,
-        **options: Any,
+        max_observation_length: int = DEFAULT_MAX_OBSERVATION_LENGTH,
+        max_action_length: int = DEFAULT_MAX_ACTION_LENGTH,
+        render_mode: str | None = None,
+        action_format: str = "text",
+        reward: str = "binary",
     ):
         task_set = tasks if isinstance(tasks, TaskSet) else load_db_tasks(tasks)
-        super().__init__(task_set, max_turns=max_turns, **options)
+        super().__init__(
+            task_set,
+            max_turns=max_turns,
+            max_observation_length=max_observation_length,
+            max_action_length=max_action_length,
+            render_mode=render_mode,
+            action_format=action_format,
+            reward=reward,
+        )
         self.backend_name = backend
         self.backend: DatabaseBackend = make_backend(
             backend, url, statement_timeout=statement_timeout, max_rows=max_rows

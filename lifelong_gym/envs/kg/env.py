@@ -6,6 +6,7 @@ import logging
 from pathlib import Path
 
 from lifelong_gym.core import (
+    DEFAULT_MAX_ACTION_LENGTH,
     DEFAULT_MAX_OBSERVATION_LENGTH,
     Evaluation,
     Interaction,
@@ -101,7 +102,8 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
     - `query_timeout`: seconds a query may run before the agent is told it timed out;
       `None` runs every query unguarded (faster on the embedded store; trusted agents only).
     - `reward`: `"binary"` (default) or `"partial"` (see Rewards).
-    - `max_observation_length`, `render_mode` (`"ansi"`).
+    - `max_observation_length` (16,000), `max_action_length` characters of a reply
+      (100,000), `render_mode` (`"ansi"`).
     - `action_format`: `"text"` (the benchmark's reply format, default) or `"tools"`
       (native tool calls: `env.unwrapped.tools` lists the function schemas; `step` takes
       an OpenAI assistant message in JSON or `<tool_call>{...}</tool_call>` markup).
@@ -139,6 +141,7 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
         max_results: int = 10_000,
         query_timeout: float | None = 10.0,
         max_observation_length: int = DEFAULT_MAX_OBSERVATION_LENGTH,
+        max_action_length: int = DEFAULT_MAX_ACTION_LENGTH,
         render_mode: str | None = None,
         action_format: str = "text",
         reward: str = "binary",
@@ -148,6 +151,7 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
             task_set,
             max_turns=max_turns,
             max_observation_length=max_observation_length,
+            max_action_length=max_action_length,
             render_mode=render_mode,
             action_format=action_format,
             reward=reward,

@@ -5,7 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lifelong_gym.core import Evaluation, Interaction, InvalidReply, LifelongEnv
+from lifelong_gym.core import (
+    DEFAULT_MAX_ACTION_LENGTH,
+    DEFAULT_MAX_OBSERVATION_LENGTH,
+    Evaluation,
+    Interaction,
+    InvalidReply,
+    LifelongEnv,
+)
 from lifelong_gym.envs.os.actions import (
     TOOLS,
     Action,
@@ -78,7 +85,8 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
     - `max_output_length`: characters of command output shown per action.
     - `restrict_commands`: allow only the benchmark's 29 commands plus shell builtins.
     - `network`: give containers a network (off by default).
-    - `max_turns`, `render_mode`: as every environment of the suite.
+    - `max_turns`, `max_observation_length` (16,000), `max_action_length` (100,000),
+      `render_mode`: as every environment of the suite.
     - `action_format`: `"text"` (the benchmark's reply format, default) or `"tools"`
       (native tool calls: `env.unwrapped.tools` lists the function schemas; `step` takes
       an OpenAI assistant message in JSON or `<tool_call>{...}</tool_call>` markup).
@@ -119,6 +127,8 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
         restrict_commands: bool = False,
         network: bool = False,
         max_turns: int = 5,
+        max_observation_length: int = DEFAULT_MAX_OBSERVATION_LENGTH,
+        max_action_length: int = DEFAULT_MAX_ACTION_LENGTH,
         render_mode: str | None = None,
         action_format: str = "text",
         reward: str = "binary",
@@ -135,6 +145,8 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
         super().__init__(
             task_set,
             max_turns=max_turns,
+            max_observation_length=max_observation_length,
+            max_action_length=max_action_length,
             render_mode=render_mode,
             action_format=action_format,
             reward=reward,
