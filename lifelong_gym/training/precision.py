@@ -25,7 +25,7 @@ def native_bf16(flags: frozenset[str] | None = None) -> bool:
     """True when the CPU computes in bfloat16 itself (AVX512-BF16 or AMX).
 
     Only then is bf16 autocast worth it: where the CPU lacks these instructions, PyTorch
-    converts every operand to float32 and back, and a SmolLM2 forward and backward under
-    autocast is about 3 times slower than in float32 (docs/training.md, "The cost").
+    converts every operand to float32 and back, and a forward and backward under autocast
+    is slower than in float32 (measured in docs/training.md).
     """
     return bool((cpu_flags() if flags is None else flags) & NATIVE_BF16_FLAGS)

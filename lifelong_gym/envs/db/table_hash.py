@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 GROUP_CONCAT_MAX_LEN = 1024
 
-try:  # CPython's own MD5: a third of OpenSSL's cost on a row's short text
+try:  # CPython's own MD5: cheaper than OpenSSL's on a row's short text (docs/db-tasks.md)
     from _md5 import md5 as _md5
 except ImportError:  # a Python built without it
     _md5 = hashlib.md5

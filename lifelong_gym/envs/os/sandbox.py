@@ -106,8 +106,8 @@ class DockerContainer:
 class Sandbox:
     """One container, the bash session the agent types into, and one for the judge.
 
-    Both shells start with the container, ahead of need: a new exec costs tens of
-    milliseconds, more on a busy engine. The agent never types into the judge's shell,
+    Both shells start with the container, ahead of need: a new exec is slow, slower on a
+    busy engine (docs/os.md). The agent never types into the judge's shell,
     which runs only toolset programs and is the one that ends the agent's processes.
     """
 

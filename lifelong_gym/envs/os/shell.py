@@ -1,7 +1,7 @@
 """A bash session inside a sandbox, driven through an attached exec stream.
 
-Writing a command to a bash that is already running answers in well under a
-millisecond, where a fresh `exec` per command costs tens of milliseconds. Each command
+Writing a command to a bash that is already running answers far sooner than a fresh
+`exec` per command (docs/os.md has the figures). Each command
 is sent as one line that ends by printing a random marker and the exit status, so the
 reader knows where the output ends without waiting for the stream to close. The stream
 is a Docker exec socket or the pipes of an OCI runtime's `exec`. The bash is

@@ -126,8 +126,8 @@ class SqliteBackend(DatabaseBackend):
 
     def _run(self, connection: sqlite3.Connection, statement: Translation) -> StatementResult:
         if not self._size_bounded and not is_query(statement.sql):
-            # a query cannot grow the database: its page limit costs a start 15 us (the
-            # pragma reads the schema after `deserialize`), paid only by tasks that write
+            # a query cannot grow the database, and the pragma reads the schema after
+            # `deserialize`: only a task that writes sets the page limit
             connection.execute(f"PRAGMA main.max_page_count = {DATABASE_PAGES}")
             self._size_bounded = True
         self._deadline = time.monotonic() + self.statement_timeout
@@ -160,7 +160,8 @@ class SqliteBackend(DatabaseBackend):
     def _store_as_mysql(self, connection: sqlite3.Connection) -> None:
         """Round the numbers a write left in the task's table as MySQL's column types store
         them: one UPDATE over the rows that need it, after each statement that may write
-        (two triggers made at a task's first write cost it 0.1 ms, five times this)."""
+        (not triggers: made at a task's first write, they change the schema, and every later
+        statement is prepared again; docs/db-tasks.md, "Speed")."""
         update = storing_update(self._catalog[0]) if self._catalog else None
         if update is not None:
             connection.execute(update)

@@ -29,8 +29,8 @@ TASK_VALUE_BYTES = 1_000_000_000  # SQLite's own limit, for the task's values (n
 class _ImageKey:
     """A live task table as the image cache's key, by identity, with its schema.
 
-    Not by content: hashing the rows cost a first start about 0.02 ms, and equal tables
-    are the same objects where it matters (a task file read again in one process gives
+    Not by content: hashing the rows would cost every first start (docs/db-tasks.md,
+    "Speed"), and equal tables are the same objects where it matters (a task file read again in one process gives
     the same frozen tasks). An image outlives its table only until the cache lets it go."""
 
     __slots__ = ("schema",)
@@ -89,9 +89,9 @@ def clear_images() -> None:
 def _build(connection: sqlite3.Connection, table: TableInfo, schema: Hashable) -> None:
     """Replace `connection`'s database by one holding `table` and its rows, as stored.
 
-    Built on the task's own connection (a scratch connection a task cost 0.01 ms) from the
-    image of the table without rows (its CREATE TABLE cost 0.024 ms of the 0.058 a build
-    took), the rows in one transaction (a commit a row cost more than the rows). These are
+    Built on the task's own connection (not a scratch connection a task) from the image of
+    the table without rows (not a CREATE TABLE a task), the rows in one transaction (not a
+    commit a row): what each of these saves is in docs/db-tasks.md, "Speed". These are
     our statements: the agent's authorizer is set only around the agent's own. A task's
     value may be longer than the agent's limit, as it could when a scratch connection
     built the whole image; a table wider than the column limit fails the start (the task's

@@ -1,8 +1,8 @@
 """The translation of the common statements, found without sqlglot.
 
 Most statements the generator and agents write are plain queries and row changes over the
-task's columns. Reading one with sqlglot, rewriting and generating it costs about half a
-millisecond; this token scan and small grammar take a few tens of microseconds. It accepts
+task's columns. Reading one with sqlglot, rewriting and generating it costs far more than
+this token scan and small grammar (the figures: docs/db-tasks.md, "Speed"). It accepts
 only a short list of keywords, the task's own column and table names, aliases, plain
 literals, COUNT / MIN / MAX / SUM / AVG / ROUND and + - *, and writes what the translation
 (`translate.py`) writes for them: the statement as it is, with `DEC(..., scale)` around
