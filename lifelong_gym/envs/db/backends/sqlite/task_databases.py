@@ -30,8 +30,9 @@ class _ImageKey:
     """A live task table as the image cache's key, by identity, with its schema.
 
     Not by content: hashing the rows would cost every first start (docs/db-tasks.md,
-    "Speed"), and equal tables are the same objects where it matters (a task file read again in one process gives
-    the same frozen tasks). An image outlives its table only until the cache lets it go."""
+    "Speed"), and equal tables are the same objects where it matters (a task file read
+    again in one process gives the same frozen tasks). An image outlives its table only
+    until the cache lets it go."""
 
     __slots__ = ("schema",)
 
