@@ -156,7 +156,7 @@ def test_build_image_reports_the_existing_image_or_a_clear_error():
 
 def test_generate_forwards_to_each_environments_generator(tmp_path):
     out = tmp_path / "db.jsonl"
-    args = ["generate", "db", "--count", "25", "--seed", "3", "--out", str(out), "--mysql", ""]
+    args = ["generate", "db", "--count", "25", "--seed", "3", "--output", str(out), "--mysql", ""]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     assert len(load_db_tasks(out)) == 25

@@ -48,9 +48,9 @@ def check_splits(train: Path, validation: Path, again: Path, field: str, count: 
 def test_db_train_and_validation_share_no_instruction(tmp_path: Path):
     common = ["db", "--count", "24", "--mysql", "", "--seed", "5"]
     train, validation, again = (tmp_path / f"{n}.jsonl" for n in ("train", "validation", "again"))
-    generate(*common, "--split", "train", "--out", str(train))
-    generate(*common, "--split", "validation", "--out", str(validation), "--exclude", str(train))
-    generate(*common, "--split", "train", "--out", str(again), "--exclude", str(train))
+    generate(*common, "--split", "train", "--output", str(train))
+    generate(*common, "--split", "validation", "--output", str(validation), "--exclude", str(train))
+    generate(*common, "--split", "train", "--output", str(again), "--exclude", str(train))
     check_splits(train, validation, again, "instruction", 24)
     assert json.loads(train.with_suffix(".order.json").read_text()) != list(range(24))
 
@@ -67,10 +67,10 @@ def test_os_train_and_validation_share_no_instruction(tmp_path: Path):
 def test_kg_splits_ask_about_one_graph_and_share_no_question(tmp_path: Path):
     common = ["kg", "--scale", "0.2", "--per-length", "2"]  # the older spelling of --count 16
     first, second = tmp_path / "a", tmp_path / "b"
-    generate(*common, "--split", "train", "--out", str(first))
+    generate(*common, "--split", "train", "--output", str(first))
     train = first / "train.jsonl"
-    generate(*common, "--split", "validation", "--out", str(first), "--exclude", str(train))
-    generate(*common, "--split", "train", "--out", str(second), "--exclude", str(train))
+    generate(*common, "--split", "validation", "--output", str(first), "--exclude", str(train))
+    generate(*common, "--split", "train", "--output", str(second), "--exclude", str(train))
     (second / "train.jsonl").rename(second / "again.jsonl")
     check_splits(train, first / "validation.jsonl", second / "again.jsonl", "question", 16)
     assert (first / "graph.nt.gz").read_bytes() == (second / "graph.nt.gz").read_bytes()
