@@ -44,6 +44,7 @@ from lifelong_gym.envs.db.generator import generate_tasks
 from lifelong_gym.envs.db.tasks import DBTask, load_db_tasks
 from lifelong_gym.tasks import TaskSet
 from lifelong_gym.training import TokenEpisode, TransformersPolicy, collect_episodes
+from lifelong_gym.training.curriculum import SkillSampler
 from lifelong_gym.training.evaluation import HeldOutResult
 from lifelong_gym.training.grpo import EpisodeBatch, group_advantages, grpo_loss, token_logprobs
 
@@ -68,6 +69,9 @@ class Config:
     group_size: int = 4
     max_new_tokens: int = 36  # a valid one-statement reply takes about 25 to 35
     temperature: float = 0.8
+    # "uniform": tasks drawn at random; "skill": drawn where a group is likely to be mixed
+    # (lifelong_gym.training.curriculum.SkillSampler, from the rollouts' success per skill)
+    task_sampling: str = "uniform"
     # optimisation
     steps: int = 30
     learning_rate: float = 2e-3
@@ -229,6 +233,8 @@ def train(config: Config) -> None:
     torch.manual_seed(config.seed)
     if config.prompt not in ("short", "standard"):
         raise SystemExit(f"--prompt must be short or standard, not {config.prompt!r}")
+    if config.task_sampling not in ("uniform", "skill"):
+        raise SystemExit(f"--task-sampling must be uniform or skill, not {config.task_sampling!r}")
     if config.skip_equal_groups and config.kl_coef > 0:
         raise SystemExit(
             "--skip-equal-groups needs --kl-coef 0: the KL term has a gradient in every group"
@@ -247,13 +253,19 @@ def train(config: Config) -> None:
     print(f"before training: {before}")
     policy.generator.manual_seed(config.seed)
     task_stream = torch.Generator().manual_seed(config.seed)
+    sampler = SkillSampler(train_tasks, seed=config.seed)
     budget = config.time_budget_minutes * 60
     for step in range(1, config.steps + 1):
         step_start = time.monotonic()
         # 1. rollouts: tasks_per_step tasks, group_size episodes each
-        picks = torch.randperm(len(train_tasks), generator=task_stream)[: config.tasks_per_step]
+        if config.task_sampling == "skill":
+            picks = sampler.sample(config.tasks_per_step)
+        else:
+            picks = torch.randperm(len(train_tasks), generator=task_stream)[: config.tasks_per_step]
         chosen = [train_tasks[int(i)].index for i in picks for _ in range(config.group_size)]
         episodes = collect_episodes(train_envs, policy, len(chosen), task_indices=chosen)
+        for index in dict.fromkeys(chosen):
+            sampler.observe(index, [e.reward for e in episodes if e.task_index == index])
         rewards = [reward_of(e, config) for e in episodes]
         advantages = group_advantages(rewards, [e.task_index for e in episodes])
         if config.skip_equal_groups:

@@ -125,6 +125,7 @@ def test_grpo_train_continues_from_a_warm_start_in_the_standard_environment(
         *("--steps", "1", "--num-envs", "2", "--tasks-per-step", "1", "--group-size", "2"),
         *("--max-new-tokens", "3", "--eval-episodes", "2", "--eval-temperature", "0"),
         *("--lora-rank", "2", "--output", str(tmp_path / "grpo"), "--skip-equal-groups"),
+        *("--task-sampling", "skill"),
     )
     assert re.search(r"^500 training tasks, 500 held-out tasks$", out, re.M), out
     assert len(re.findall(r"^  success \d\.\d{3} \(\d/2, 95% CI", out, re.M)) == 2
