@@ -60,6 +60,9 @@ class Session(BaseModel):
     chat_history: list[ChatMessage] = Field(default_factory=list)
     details: dict[str, Any] = Field(default_factory=dict)
     error: str | None = None
+    probe: bool = Field(False, exclude=True)
+    """A probe of the agent's current state (docs/metrics.md): the methods read their memory
+    and write nothing to it; never recorded in the stream (so not persisted)."""
 
     def add(self, role: Role, content: str) -> None:
         """Append a message to the interaction history."""

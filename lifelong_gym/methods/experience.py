@@ -172,15 +172,17 @@ class ExperienceMemory:
         return [experience for _, experience in ranked[: self.n]]
 
     def prompt_with_experiences(
-        self, opening: str, skills: Sequence[str], *, reserve: int = 0
+        self, opening: str, skills: Sequence[str], *, reserve: int = 0, learn: bool = True
     ) -> tuple[str, list[int]]:
         """The opening prompt with chosen experiences between instructions and task.
 
         With a token budget, experiences are dropped (least relevant first) until the
         prompt plus `reserve` tokens (room for the replies) fits. Returns the prompt and
-        the task indices of the experiences it holds.
+        the task indices of the experiences it holds. `learn=False` (a probe) leaves the
+        memory as it was: the opening does not teach it the shared instructions.
         """
-        self.instructions.learn(opening)
+        if learn:
+            self.instructions.learn(opening)
         chosen = self.select(skills, self.task_text(opening))
         while True:
             prompt = self.compose(opening, chosen)
@@ -224,25 +226,38 @@ class ExperienceMemory:
         return self.count_tokens(prompt) + reserve <= self.token_budget
 
 
+def flight_key(session: Session) -> tuple[bool, int]:
+    """What tells the tasks in flight apart: a stream task's index is unique in the stream,
+    a probe's in its probe point, and a probe may run while stream tasks are in flight."""
+    return session.probe, session.task_index
+
+
 class ExperienceMethod:
     """The part every experience-based method shares: a memory fed by finished sessions.
 
     A method keeps the opening prompt the environment gave at `start` (subclasses extend
-    it), remembers the session at `finish` if it was solved, and saves its memory.
+    it), remembers the session at `finish` if it was solved, and saves its memory. A probe
+    session (`session.probe`) is never remembered.
     """
 
     memory: ExperienceMemory
-    _opening: str | None = None
+
+    def __init__(self) -> None:
+        self._openings: dict[tuple[bool, int], str] = {}  # of the tasks in flight
 
     def start(self, session: Session) -> None:
-        """Keep the opening prompt of the task that begins."""
-        self._opening = session.chat_history[0].content
+        """Keep the opening prompt of the task that begins (by task, for tasks in flight)."""
+        self._openings[flight_key(session)] = session.chat_history[0].content
+
+    def opening(self, session: Session) -> str | None:
+        """The opening prompt the environment gave `session`, while it is in flight."""
+        return self._openings.get(flight_key(session))
 
     def finish(self, session: Session) -> None:
         """Remember the finished session if it was solved (with the opening the env gave)."""
-        if self._opening is not None:
-            self.memory.remember(session, self._opening)
-            self._opening = None
+        opening = self._openings.pop(flight_key(session), None)
+        if opening is not None and not session.probe:
+            self.memory.remember(session, opening)
 
     def state(self) -> dict:
         """The memory of experiences, as JSON-ready values."""

@@ -51,7 +51,8 @@ class ReasoningMemoryMethod:
     instructions and the task, and records them in `session.details["reasoning_memory"]`;
     `finish(session)` asks the model for an item about the judged task and records the
     call's tokens there too. At most `max_items` are kept: beyond, the least retrieved (the
-    oldest among equals) is dropped. `model` may be given later with `bind`.
+    oldest among equals) is dropped. `model` may be given later with `bind`. A probe session
+    (`session.probe`) gets the relevant items but counts no use and distills nothing.
     """
 
     def __init__(self, k: int = 2, budget: int = 1024, max_items: int = 100, model: Any = None):
@@ -85,11 +86,12 @@ class ReasoningMemoryMethod:
     def start(self, session: Session) -> None:
         """Put the relevant items into the session's opening prompt, within the budget."""
         opening = session.chat_history[0].content
-        self.instructions.learn(opening)
-        self._openings[session.task_index] = opening
+        if not session.probe:  # a probe reads the memory and changes nothing in it
+            self.instructions.learn(opening)
+            self._openings[session.task_index] = opening
         chosen = self.retrieve(self.instructions.task_text(opening), session.skills)
         prompt, chosen, added = self.fit(opening, chosen)
-        for item in chosen:
+        for item in chosen if not session.probe else ():
             item.uses += 1
         session.chat_history[0].content = prompt
         session.details[DETAILS] = {
@@ -139,8 +141,8 @@ class ReasoningMemoryMethod:
 
     def finish(self, session: Session) -> None:
         """Distill an item from the judged session; record the call in its details."""
-        opening = self._openings.pop(session.task_index, None)
-        if opening is None:
+        opening = None if session.probe else self._openings.pop(session.task_index, None)
+        if opening is None:  # a probe, or a task that did not begin here
             return
         record = self.distill(session, self.instructions.task_text(opening))
         session.details.setdefault(DETAILS, {})["distillation"] = record

@@ -29,6 +29,7 @@ class ExperienceReplayMethod(ExperienceMethod):
         count_tokens: Callable[[str], int] | None = None,
         reply_reserve: int = DEFAULT_REPLY_RESERVE,
     ):
+        super().__init__()
         self.memory = ExperienceMemory(
             n, strategy, token_budget=token_budget, count_tokens=count_tokens
         )
@@ -39,7 +40,7 @@ class ExperienceReplayMethod(ExperienceMethod):
         super().start(session)
         opening = session.chat_history[0].content
         prompt, replayed = self.memory.prompt_with_experiences(
-            opening, session.skills, reserve=self.reply_reserve
+            opening, session.skills, reserve=self.reply_reserve, learn=not session.probe
         )
         session.chat_history[0].content = prompt
         session.details["replayed"] = replayed

@@ -37,6 +37,7 @@ class GroupSelfConsistencyMethod(ExperienceMethod):
     def __init__(self, groups: int = 2, per_group: int = 2, reserve: int = DEFAULT_REPLY_RESERVE):
         if groups < 1 or per_group < 1:
             raise ValueError("groups and per_group must be at least 1")
+        super().__init__()
         self.groups = groups
         self.per_group = per_group
         self.reserve = reserve
@@ -44,9 +45,10 @@ class GroupSelfConsistencyMethod(ExperienceMethod):
 
     def vote(self, model: Any, normalize: Normalizer, session: Session, reply: str) -> str:
         """The reply to send instead of `reply`; the vote is recorded in the session."""
-        if self._opening is None:
+        opening = self.opening(session)  # a probe votes with its own opening, not the stream's
+        if opening is None:
             return reply
-        chosen, record = self.choose(model, normalize, session, self._opening, reply)
+        chosen, record = self.choose(model, normalize, session, opening, reply)
         session.details.setdefault("self_consistency", []).append(record)
         return chosen
 

@@ -29,8 +29,17 @@ CONFIG_FILE = "config.json"
 METRICS_FILE = "metrics.json"
 COSTS_FILE = "costs.jsonl"  # each session's cost (lifelong_gym.run.cost)
 COST_SUMMARY_FILE = "cost.json"
+PROBES_FILE = "probes.jsonl"  # the probe episodes (lifelong_gym.run.probes)
 LOCK_FILE = ".lock"
-RUN_FILES = (SESSIONS_FILE, STATE_FILE, CONFIG_FILE, METRICS_FILE, COSTS_FILE, COST_SUMMARY_FILE)
+RUN_FILES = (
+    SESSIONS_FILE,
+    STATE_FILE,
+    CONFIG_FILE,
+    METRICS_FILE,
+    COSTS_FILE,
+    COST_SUMMARY_FILE,
+    PROBES_FILE,
+)
 REPAIR = "the folder was edited or damaged: repair the file or start over with --overwrite"
 REPLICATE_PREFIX = "seed-"
 

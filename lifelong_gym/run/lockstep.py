@@ -60,7 +60,11 @@ class Lockstep:
         concurrency: int,
         max_skipped_interactions: int,
         meter: CostMeter | None = None,
+        probe_of: list[Session] | None = None,
     ):
+        """`probe_of`: the stream's finished sessions, when the tasks played are probes
+        (docs/metrics.md): then every session is a probe and its callbacks see them all."""
+        self.probe_of = probe_of
         self.agent = agent
         self.meter = meter or CostMeter(agent)  # what each task costs
         self.callbacks = list(callbacks)
@@ -93,7 +97,11 @@ class Lockstep:
                         free.append(flying[0].env)
                         record(self._complete(flying.popleft()))
                     position = waiting.popleft()
-                    visible = history[: max(0, position - self.concurrency + 1)]
+                    visible = (
+                        self.probe_of
+                        if self.probe_of is not None
+                        else history[: max(0, position - self.concurrency + 1)]
+                    )
                     starting.append(self._create(stream[position], position, free.pop(), visible))
                     flying.append(starting[-1])
                 while not waiting and flying and flying[0].session.finished:
@@ -107,7 +115,8 @@ class Lockstep:
         self, task_index: int, position: int, env: gym.Env, history: list[Session]
     ) -> TaskInFlight:
         """Make the session of a task of the stream, to run in `env`."""
-        task = TaskInFlight(position, env, Session(task_index=task_index), history)
+        probe = self.probe_of is not None
+        task = TaskInFlight(position, env, Session(task_index=task_index, probe=probe), history)
         self.meter.begin(position, task_index)
         task.control = self._fire("on_session_create", task)
         return task
@@ -126,8 +135,10 @@ class Lockstep:
                     skills=list(task.env.unwrapped.tasks[index].skills),
                     status=SessionStatus.TASK_ENVIRONMENT_ERROR,
                     error=f"{type(outcome).__name__}: {outcome}",
+                    probe=task.session.probe,
                 )
                 continue
+            task.env.unwrapped.session.probe = task.session.probe
             task.session = task.env.unwrapped.session
             task.started = True
             opening = task.session.chat_history[0].content if task.session.chat_history else ""

@@ -49,6 +49,7 @@ from lifelong_gym.run.folder import (
     RunDirectoryError,
 )
 from lifelong_gym.run.lockstep import Lockstep
+from lifelong_gym.run.probes import Probes
 from lifelong_gym.run.report import format_report, write_plots
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
 
@@ -98,6 +99,7 @@ class Runner:
             closes those); default `gym.make(env.spec, tasks=env.unwrapped.tasks)`: the
             same id and arguments, sharing the task set already loaded.
         price: dollars per million tokens, to put a price on the run's cost (docs/runner.md).
+        probes: a probe set played at points of the stream (`lifelong_gym.run.probes`).
     """
 
     def __init__(
@@ -121,6 +123,7 @@ class Runner:
         concurrency: int = 1,
         make_env: Callable[[], gym.Env] | None = None,
         price: Price | None = None,
+        probes: Probes | None = None,
     ):
         if concurrency < 1:
             raise RunConfigError(f"concurrency must be at least 1, got {concurrency}")
@@ -149,6 +152,7 @@ class Runner:
         self.history: list[Session] = []
         self.costs: list[SessionCost | None] = []  # each session's, None where unrecorded
         self.price = price
+        self.probes = probes
         self._meter = CostMeter(agent)
         self._saved_states = ""
         self._bar: tqdm | None = None  # the progress of a run, and its running counts
@@ -189,6 +193,7 @@ class Runner:
             self.agent, self.callbacks, self.concurrency, self.max_skipped_interactions, self._meter
         )
         try:
+            self._probe()  # a point the last run did not finish (or point 0)
             lockstep.play(stream, self.history, envs, partial(self._record, folder=folder))
         finally:
             self._bar.close()
@@ -204,6 +209,7 @@ class Runner:
         if folder is not None:
             CostLog(folder.path).append(cost)  # before the session's line: see CostLog
             self._save(folder, session)
+        self._probe()
         self._correct += session.outcome == EvaluationOutcome.CORRECT
         self._bar.update()
         self._bar.set_postfix(success=f"{self._correct / len(self.history):.1%}", refresh=False)
@@ -214,6 +220,13 @@ class Runner:
                 f"stopped after {self._failures} sessions in a row failed (last: "
                 f"{session.status.value}: {session.error}); fix the cause and run "
                 "the same command again to go on (the failed sessions stay recorded)"
+            )
+
+    def _probe(self) -> None:
+        """Play the probe point the stream has reached, if it is one and not done yet."""
+        if self.probes is not None:
+            self.probes.play_due(
+                self.agent, self.callbacks, self.history, self.max_skipped_interactions
             )
 
     def _more_envs(self, count: int) -> list[gym.Env]:
@@ -256,6 +269,8 @@ class Runner:
         folder.write_json(CONFIG_FILE, config)
         self.history = history
         self.costs = CostLog(folder.path).resume(history)
+        if self.probes is not None:
+            self.probes.resume(folder.path, len(history))
         for key, callback in self._keyed_callbacks():
             if key in states:
                 callback.load_state(states[key])
@@ -343,5 +358,7 @@ class Runner:
         }
         if self.concurrency > 1:  # what callbacks see depends on it (absent: one at a time)
             config["concurrency"] = self.concurrency
+        if self.probes is not None:  # absent: a run without probes
+            config["probes"] = self.probes.identity()
         text = json.dumps(config, default=lambda o: f"<{type(o).__name__}>")
         return json.loads(_URL_PASSWORD.sub(r"\1:***@", text))  # no passwords on disk

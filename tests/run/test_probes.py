@@ -1,0 +1,158 @@
+"""Probes through a real DB environment: a planted learner's matrix and measures, exactly,
+on blocked and random streams, and again after SIGKILLs and resume."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from lifelong_gym.envs.db.tasks import load_db_tasks
+from lifelong_gym.errors import RunDirectoryError
+from lifelong_gym.orders import task_order
+from lifelong_gym.run.folder import PROBES_FILE, SESSIONS_FILE
+from lifelong_gym.run.probe_measures import probe_measures
+from lifelong_gym.run.probes import load_probes
+from tests.crash_support import kill_until_done
+
+from .planted import K, M, planted_runner
+
+ROOT = Path(__file__).resolve().parents[2]
+SHIPPED = ROOT / "lifelong_gym/data/db/default.jsonl"
+EVERY = 5
+
+
+@pytest.fixture(scope="module")
+def task_files(tmp_path_factory) -> tuple[Path, Path]:
+    """A stream of 40 shipped DB tasks and a probe set of 12 others."""
+    folder = tmp_path_factory.mktemp("tasks")
+    lines = SHIPPED.read_text(encoding="utf-8").splitlines(keepends=True)
+    stream, probes = folder / "stream.jsonl", folder / "probes.jsonl"
+    stream.write_text("".join(lines[:40]), encoding="utf-8")
+    probes.write_text("".join(lines[200:212]), encoding="utf-8")
+    return stream, probes
+
+
+def stream_skills(stream: Path, order: str, seed: int) -> list[list[str]]:
+    tasks = load_db_tasks(stream)
+    return [list(tasks[index].skills) for index in task_order(tasks, order, seed)]
+
+
+def planted_matrix(skills: list[list[str]], probes: Path) -> dict[int, dict[str, float]]:
+    """The matrix the rule plants, by hand: at point p the learner has seen skills[:p]."""
+    probe_skills = [list(task.skills) for task in load_db_tasks(probes)]
+    matrix = {}
+    for point in range(0, len(skills) + 1, EVERY):
+
+        def knows(skill: str, point: int = point) -> bool:
+            seen = [i for i, task in enumerate(skills[:point]) if skill in task]
+            return len(seen) >= K and point - (seen[-1] + 1) < M
+
+        solved = defaultdict(list)
+        for task in probe_skills:
+            for skill in task:
+                solved[skill].append(float(all(knows(s) for s in task)))
+        matrix[point] = {skill: math.fsum(v) / len(v) for skill, v in solved.items()}
+    return matrix
+
+
+def expected_measures(matrix, skills):
+    """Forgetting, BWT, FWT and AULC of a matrix, written out plainly."""
+    points = sorted(matrix)
+    final = points[-1]
+    forgetting = {s: max(matrix[p][s] for p in points[:-1]) - matrix[final][s] for s in matrix[0]}
+    backward, forward = {}, {}
+    for skill in matrix[0]:
+        where = [i for i, task in enumerate(skills) if skill in task]
+        if not where:
+            continue
+        after = [p for p in points if p >= where[-1] + 1]
+        if after:
+            backward[skill] = matrix[final][skill] - matrix[after[0]][skill]
+        before = [p for p in points if p <= where[0]]
+        forward[skill] = matrix[before[-1]][skill] - matrix[0][skill]
+    aulc = math.fsum(math.fsum(row.values()) / len(row) for row in matrix.values()) / len(matrix)
+    return forgetting, backward, forward, aulc
+
+
+def assert_recovered(folder: Path, skills: list[list[str]], probes: Path) -> None:
+    matrix = planted_matrix(skills, probes)
+    measures = probe_measures(load_probes(folder), skills)
+    forgetting, backward, forward, aulc = expected_measures(matrix, skills)
+    assert measures.matrix == matrix
+    assert measures.forgetting == forgetting
+    assert measures.backward == backward
+    assert measures.forward == forward
+    assert measures.aulc == aulc
+
+
+@pytest.mark.parametrize(("order", "seed"), [("blocks", 3), ("shuffled", 5)])
+def test_the_planted_rule_is_recovered_exactly(tmp_path, task_files, order, seed):
+    stream, probes = task_files
+    runner = planted_runner(tmp_path / "run", stream, probes, order, seed, EVERY)
+    metrics = runner.run()
+    skills = stream_skills(stream, order, seed)
+    assert_recovered(tmp_path / "run", skills, probes)
+    measures = probe_measures(load_probes(tmp_path / "run"), skills)
+    # the stream shows what the probes measure: skills learnt, and some lost again
+    assert max(measures.forgetting.values()) > 0 and min(measures.backward.values()) < 0
+    # a skill is learnt from its own tasks only, so the rule plants no forward transfer
+    assert set(measures.forward.values()) == {0.0}
+    never_streamed = set(measures.skills) - {s for task in skills for s in task}
+    assert never_streamed.isdisjoint(measures.backward) and never_streamed.isdisjoint(
+        measures.forward
+    )
+    # the probes count nowhere in the stream: not in its record, metrics, costs or callbacks
+    assert len((tmp_path / "run" / SESSIONS_FILE).read_text().splitlines()) == 40
+    assert len((tmp_path / "run" / "costs.jsonl").read_text().splitlines()) == 40
+    assert sum(metrics.status_counts.values()) == 40
+    assert runner.agent.finished == 40
+    assert len(load_probes(tmp_path / "run")) == 9 * 12
+
+
+def command(out: Path, stream: Path, probes: Path, delay: float, kill: int = 0) -> list[str]:
+    arguments = [out, stream, probes, "blocks", 3, EVERY, delay, *([kill] if kill else [])]
+    return [sys.executable, "-m", "tests.run.planted", *map(str, arguments)]
+
+
+def test_a_kill_inside_a_probe_point_neither_loses_nor_doubles_it(tmp_path, task_files):
+    stream, probes = task_files
+    reference = tmp_path / "reference"
+    subprocess.run(command(reference, stream, probes, 0.0), cwd=ROOT, check=True)
+    out = tmp_path / "killed"
+    for kill in (17, 30, 12):  # in the second point; the fifth; the first point's last task
+        killed = subprocess.run(command(out, stream, probes, 0.0, kill), cwd=ROOT)
+        assert killed.returncode == -9
+    subprocess.run(command(out, stream, probes, 0.0), cwd=ROOT, check=True)
+    for name in (PROBES_FILE, SESSIONS_FILE, "state.json"):
+        assert (out / name).read_bytes() == (reference / name).read_bytes(), name
+    assert_recovered(out, stream_skills(stream, "blocks", 3), probes)
+
+
+def test_sigkill_at_random_points_keeps_every_probe_point_once(tmp_path, task_files):
+    stream, probes = task_files
+    out = tmp_path / "killed"
+    kills = kill_until_done(
+        command(out, stream, probes, 0.003), ROOT, out / SESSIONS_FILE, 20261204, 0.3
+    )
+    assert kills >= 3
+    records = [json.loads(line) for line in (out / PROBES_FILE).read_text().splitlines()]
+    assert [(r["point"], r["task_index"]) for r in records] == [
+        (point, task) for point in range(0, 41, EVERY) for task in range(200, 212)
+    ]
+    assert_recovered(out, stream_skills(stream, "blocks", 3), probes)
+
+
+def test_a_reordered_probe_record_is_refused(tmp_path, task_files):
+    stream, probes = task_files
+    planted_runner(tmp_path / "run", stream, probes, "blocks", 3, EVERY).run()
+    path = tmp_path / "run" / PROBES_FILE
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join([lines[1], lines[0], *lines[2:]]))
+    with pytest.raises(RunDirectoryError, match="probes.jsonl:1 is task 201 at point 0"):
+        planted_runner(tmp_path / "run", stream, probes, "blocks", 3, EVERY).run()
