@@ -64,8 +64,8 @@ def accuracy_matrix(records: Sequence[ProbeRecord]) -> Matrix:
         for skill in record.skills:
             sums[record.point][skill].append(record.reward)
     return {
-        point: {skill: math.fsum(rewards) / len(rewards) for skill, rewards in sorted(skills.items())}
-        for point, skills in sorted(sums.items())
+        point: {skill: math.fsum(rewards) / len(rewards) for skill, rewards in sorted(row.items())}
+        for point, row in sorted(sums.items())
     }
 
 
@@ -92,9 +92,7 @@ def stream_spans(stream_skills: Sequence[Sequence[str]]) -> dict[str, tuple[int,
     return spans
 
 
-def backward_transfer(
-    matrix: Matrix, stream_skills: Sequence[Sequence[str]]
-) -> dict[str, float]:
+def backward_transfer(matrix: Matrix, stream_skills: Sequence[Sequence[str]]) -> dict[str, float]:
     """Per skill: A[last][s] minus A[first point after s's last stream task][s]."""
     points = sorted(matrix)
     measure = {}

@@ -47,7 +47,9 @@ def read_probes(path: Path) -> tuple[list[ProbeRecord], list[int]]:
             records.append(ProbeRecord.model_validate_json(line))
         except ValidationError as error:
             problem = error.errors()[0]["msg"]
-            raise RunDirectoryError(f"{path}:{number} is not a probe record ({problem}); {REPAIR}")
+            raise RunDirectoryError(
+                f"{path}:{number} is not a probe record ({problem}); {REPAIR}"
+            ) from None
         ends.append(offset)
     return records, ends
 
