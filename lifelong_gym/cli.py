@@ -27,6 +27,7 @@ from lifelong_gym.run.cost import parse_price
 from lifelong_gym.run.cost_summary import format_cost, format_cost_table
 from lifelong_gym.run.gain import Gain, format_gain, format_paired_gains, paired_gain, twin_gain
 from lifelong_gym.run.html_compare import write_compare_page
+from lifelong_gym.run.probe_display import format_probes, run_probes
 from lifelong_gym.run.report import format_report, report_run
 from lifelong_gym.run.run_record import load_run
 
@@ -149,6 +150,8 @@ def report(output: str, price_per_mtok: str | None) -> None:
     click.echo(format_cost(run.cost))
     if (gain := twin_gain(run)) is not None:
         click.echo(format_gain(gain) if isinstance(gain, Gain) else gain)
+    if (probes := run_probes(run)) is not None:
+        click.echo(format_probes(probes))
     for path in written:
         click.echo(f"wrote {path}")
 
@@ -178,6 +181,9 @@ def compare(runs: tuple[str, ...], plot_path: str | None, html_path: str | None)
     click.echo(format_comparison([r.letter for r in compared], [r.metrics for r in compared]))
     click.echo("\n" + format_cost_table([(r.letter, r.record.cost) for r in compared]))
     click.echo("\n" + format_paired_gains([(r.letter, r.record) for r in compared]))
+    for r in compared:
+        if (probes := run_probes(r.record)) is not None:
+            click.echo("\n" + format_probes(probes, f"{r.letter} probes"))
     target = Path(plot_path) if plot_path else default_plot_path(compared)
     click.echo(f"wrote {plot_comparison(compared, target)}")
     if html_path:

@@ -22,6 +22,7 @@ from lifelong_gym.run.html_report import (
     snippet,
     write_html_report,
 )
+from lifelong_gym.run.probe_display import probe_panel, run_probes
 from lifelong_gym.run.svg_charts import Series, SkillBar, line_chart, skill_chart
 from lifelong_gym.run.task_reference import load_references
 
@@ -44,6 +45,11 @@ def write_compare_page(runs: Sequence[ComparedRun], path: Path) -> list[Path]:
             _skills_table(runs),
             cost_comparison_panel([(run.letter, run.record.cost) for run in runs]),
             paired_gain_panels([(run.letter, run.record) for run in runs]),
+            *(
+                probe_panel(probes, f"{run.letter} probes: {run.name}")
+                for run in runs
+                if (probes := run_probes(run.record)) is not None
+            ),
             *(_differences(runs[0], other, path) for other in runs[1:]),
         ]
     )

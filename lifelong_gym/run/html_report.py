@@ -17,6 +17,7 @@ from typing import Any
 from lifelong_gym.run.html_measures import cost_panel, twin_gain_panel
 from lifelong_gym.run.html_page import json_block, render_page, write_page
 from lifelong_gym.run.plots import status_bins, status_color, status_rank, window_label
+from lifelong_gym.run.probe_display import probe_panel, run_probes
 from lifelong_gym.run.run_record import RunRecord
 from lifelong_gym.run.svg_charts import Series, SkillBar, line_chart, skill_chart, status_chart
 from lifelong_gym.run.task_reference import TaskReferences, load_references
@@ -121,6 +122,7 @@ def _body(run: RunRecord, references: TaskReferences) -> str:
     ]
     identity_html = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in facts)
     config = json.dumps(identity.config, indent=2, sort_keys=True) if identity.config else ""
+    probes = probe_panel(measures) if (measures := run_probes(run)) is not None else ""
     chips = "".join(
         f'<button type="button" class="chip" data-status="{escape(status)}" '
         f'style="--chip:{status_color(status)}"><span class="chip-name">{escape(status)}</span>'
@@ -150,7 +152,7 @@ def _body(run: RunRecord, references: TaskReferences) -> str:
     (click to filter)</span>{chips}</div>
 </section>
 {_charts(run)}
-{cost_panel(run.cost)}{twin_gain_panel(run)}
+{cost_panel(run.cost)}{twin_gain_panel(run)}{probes}
 {note}
 <section id="sessions" class="panel">
   <h2>Sessions</h2>

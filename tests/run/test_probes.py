@@ -10,11 +10,16 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+import gymnasium as gym
 import pytest
+from click.testing import CliRunner
 
+from lifelong_gym.agents import OracleAgent
+from lifelong_gym.cli import main
 from lifelong_gym.envs.db.tasks import load_db_tasks
 from lifelong_gym.errors import RunDirectoryError
 from lifelong_gym.orders import task_order
+from lifelong_gym.run import Runner
 from lifelong_gym.run.folder import PROBES_FILE, SESSIONS_FILE
 from lifelong_gym.run.probe_measures import probe_measures
 from lifelong_gym.run.probes import load_probes
@@ -156,3 +161,38 @@ def test_a_reordered_probe_record_is_refused(tmp_path, task_files):
     path.write_text("".join([lines[1], lines[0], *lines[2:]]))
     with pytest.raises(RunDirectoryError, match="probes.jsonl:1 is task 201 at point 0"):
         planted_runner(tmp_path / "run", stream, probes, "blocks", 3, EVERY).run()
+
+
+def test_report_and_compare_show_the_matrix_and_the_measures(tmp_path, task_files):
+    stream, probes = task_files
+    folder = tmp_path / "run"
+    planted_runner(folder, stream, probes, "blocks", 3, EVERY).run()
+    measures = probe_measures(load_probes(folder), stream_skills(stream, "blocks", 3))
+    report = CliRunner().invoke(main, ["report", str(folder)], catch_exceptions=False)
+    assert report.exit_code == 0, report.output
+    assert f"AULC (mean accuracy over points and skills) {measures.aulc:.1%}" in report.output
+    skill = max(measures.forgetting, key=measures.forgetting.get)
+    table = report.output.split("probes: accuracy at each probe point")[1].splitlines()
+    row = next(line for line in table if line.startswith(skill + " "))
+    cells = row.split()[1:]
+    assert cells[:9] == [f"{measures.matrix[p][skill]:.0%}" for p in measures.points]
+    assert cells[9] == f"{measures.forgetting[skill] * 100:+.1f}"
+    page = (folder / "report.html").read_text(encoding="utf-8")
+    assert page.count("class='num heat'") == sum(len(row) for row in measures.matrix.values())
+    assert f"<strong class='aulc'>{measures.aulc:.1%}</strong>" in page
+    html = tmp_path / "compare.html"
+    args = ["compare", str(folder), str(folder), "--html", str(html)]
+    compared = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert compared.exit_code == 0, compared.output
+    assert compared.output.count("probes: accuracy at each probe point") == 2
+    assert html.read_text(encoding="utf-8").count("probe-matrix") == 2
+
+
+def test_a_run_without_probes_shows_none(tmp_path, task_files):
+    stream, _ = task_files
+    env = gym.make("LifelongDB-v0", tasks=str(stream))
+    Runner(env, OracleAgent(env.unwrapped.tasks), [], tmp_path / "run", max_tasks=3,
+           progress=False, plots=False).run()  # fmt: skip
+    report = CliRunner().invoke(main, ["report", str(tmp_path / "run")], catch_exceptions=False)
+    assert "AULC" not in report.output
+    assert "probe-matrix" not in (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
