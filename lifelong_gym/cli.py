@@ -30,6 +30,7 @@ from lifelong_gym.run.html_compare import write_compare_page
 from lifelong_gym.run.probe_display import format_probes, run_probes
 from lifelong_gym.run.report import format_report, report_run
 from lifelong_gym.run.run_record import load_run
+from lifelong_gym.run.runner import Runner
 
 
 @contextmanager
@@ -101,11 +102,14 @@ def main(verbose: bool) -> None:
 @click.option(
     "--price-per-mtok", help="Dollars per million tokens, PROMPT[,GENERATED]: prices the cost."
 )
+@click.option("--probe-every", type=int, help="Play the probe set at 0, N, 2N, ... stream tasks.")
+@click.option("--probes", help="The probe set: a task file of the same environment.")
 def run(config_path: str | None, **flags: object) -> None:
     """Run a lifelong evaluation; the same command again resumes it."""
     flags["env_args"] = parse_env_args(flags["env_args"]) or None  # type: ignore[arg-type]
     config = load_run_config(config_path, flags)
-    config.price()  # a bad price is refused before anything runs
+    config.price()  # a bad price or probe setting is refused before anything runs
+    config.check_probes()
     for replicate in config.replicate_runs():
         try:
             run_with_twin(replicate)
@@ -129,11 +133,18 @@ def run_with_twin(config: RunConfig) -> None:
         try:
             twin_runner.run()
         finally:
-            twin_runner.env.close()
+            close_envs(twin_runner)
         click.echo(f"results in {twin.output}")
         click.echo(format_gain(paired_gain(load_run(config.output), load_run(twin.output))))
     finally:
-        runner.env.close()
+        close_envs(runner)
+
+
+def close_envs(runner: Runner) -> None:
+    """Close the environments a run was built with: the stream's and the probe set's."""
+    runner.env.close()
+    if runner.probes is not None:
+        runner.probes.env.close()
 
 
 @main.command()

@@ -12,7 +12,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lifelong_gym.agents import Agent, ModelConfigError, ModelPool, make_agent
-from lifelong_gym.errors import RunConfigError
+from lifelong_gym.errors import LifelongGymError, RunConfigError
 from lifelong_gym.orders import OrderName, replicate_seeds
 from lifelong_gym.registration import checked_env_kwargs
 from lifelong_gym.registration import make_env as make_checked_env
@@ -20,6 +20,7 @@ from lifelong_gym.run import method_callbacks  # noqa: F401 - registers the meth
 from lifelong_gym.run.cost import Price, parse_price
 from lifelong_gym.run.folder import RunDirectory, replicate_folder
 from lifelong_gym.run.gain import twin_folder
+from lifelong_gym.run.probes import Probes
 from lifelong_gym.run.registry import make_callback, parse_assignment
 from lifelong_gym.run.runner import Runner
 
@@ -60,6 +61,12 @@ class RunConfig(BaseModel):
     price_per_mtok: str | float | None = Field(
         None, description="dollars per million tokens: PROMPT or PROMPT,GENERATED"
     )
+    probe_every: int | None = Field(
+        None, ge=1, description="play the probe set before the stream and every N tasks"
+    )
+    probes: str | None = Field(
+        None, description="the probe set: a task file of the same environment (docs/metrics.md)"
+    )
 
     def identity(self) -> dict[str, Any]:
         """The settings that decide what is run (a resumed run must match them).
@@ -81,6 +88,8 @@ class RunConfig(BaseModel):
                 "replicates",  # each replicate is a run of its own seed
                 "stateless_baseline",  # a run of its own, in OUTPUT/stateless
                 "price_per_mtok",  # prices the cost, does not change it
+                "probe_every",  # the runner records the probes itself (their set's hash)
+                "probes",
             },
         )
 
@@ -107,6 +116,13 @@ class RunConfig(BaseModel):
                 "stateless_baseline": False,
             }
         )
+
+    def check_probes(self) -> None:
+        """`probe_every` and `probes` go together; alone, either is one line."""
+        if (self.probe_every is None) != (self.probes is None):
+            raise RunConfigError(
+                "--probe-every N and --probes PATH go together: give both (or neither)"
+            )
 
     def price(self) -> Price | None:
         """The price per million tokens, if one was given; a bad one is one line."""
@@ -161,11 +177,18 @@ def build_runner(config: RunConfig, agent: Agent | None = None) -> Runner:
     `agent`: one already made for this config (a stateless twin's: its model loads once).
     """
     price = config.price()
+    config.check_probes()
     callbacks = [make_callback(spec) for spec in config.callbacks]
     make = make_env if config.ray is None else _actor_env_maker(config)
     env = make(config)
-    folder = None
+    folder = probes = None
     try:
+        if config.probes is not None:  # the probe set in an environment like the stream's
+            try:
+                probe_env = make(config.model_copy(update={"tasks": config.probes}))
+            except LifelongGymError as error:
+                raise RunConfigError(f"--probes {config.probes}: {error}") from None
+            probes = Probes(probe_env, config.probe_every)
         folder = RunDirectory(config.output)
         if not config.overwrite:
             folder.refuse_other_config({"user": config.identity()}, keys=("user",))
@@ -179,6 +202,8 @@ def build_runner(config: RunConfig, agent: Agent | None = None) -> Runner:
     except BaseException:
         if folder is not None:
             folder.close()
+        if probes is not None:
+            probes.env.close()
         env.close()
         raise
     return Runner(
@@ -196,6 +221,7 @@ def build_runner(config: RunConfig, agent: Agent | None = None) -> Runner:
         concurrency=config.concurrency,
         make_env=None if config.ray is None else partial(make, config),
         price=price,
+        probes=probes,
     )
 
 

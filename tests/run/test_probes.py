@@ -196,3 +196,42 @@ def test_a_run_without_probes_shows_none(tmp_path, task_files):
     report = CliRunner().invoke(main, ["report", str(tmp_path / "run")], catch_exceptions=False)
     assert "AULC" not in report.output
     assert "probe-matrix" not in (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+
+
+def run_cli(*args: str):
+    return CliRunner().invoke(main, ["run", "--no-progress", *args], catch_exceptions=False)
+
+
+def test_the_cli_probes_the_oracle_and_its_stateless_twin(tmp_path, task_files):
+    stream, probes = task_files
+    out = tmp_path / "run"
+    flags = ["--tasks", str(stream), "--max-tasks", "8", "--output", str(out)]
+    flags += ["--callback", "experience_replay:n=2"]
+    probing = ["--probes", str(probes), "--probe-every", "4"]
+    result = run_cli(*flags, *probing, "--stateless-baseline")
+    assert result.exit_code == 0, result.output
+    for folder in (out, out / "stateless"):
+        records = load_probes(folder)
+        assert [r.point for r in records] == [0] * 12 + [4] * 12 + [8] * 12
+        assert {r.reward for r in records} == {1.0}  # the oracle plays the probe set's answers
+    assert json.loads((out / "config.json").read_text())["probes"]["count"] == 12
+    # another probe schedule is another run: refused, in one line
+    result = run_cli(*flags, "--probes", str(probes), "--probe-every", "2")
+    assert result.exit_code == 1 and "probes.every: 4 -> 2" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--probe-every", "3"], "--probe-every N and --probes PATH go together"),
+        (["--probes", "{probes}"], "--probe-every N and --probes PATH go together"),
+        (["--probes", "{probes}", "--probe-every", "0"], "probe_every: Input should be greater"),
+        (["--probes", "/no/such.jsonl", "--probe-every", "3"], "--probes /no/such.jsonl: "),
+    ],
+)
+def test_bad_probe_settings_are_one_line(tmp_path, task_files, args, message):
+    stream, probes = task_files
+    args = [a.format(probes=probes) for a in args]
+    result = run_cli("--tasks", str(stream), "--output", str(tmp_path / "run"), *args)
+    assert result.exit_code == 1 and message in result.output
+    assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
