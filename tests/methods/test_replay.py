@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 import lifelong_gym  # noqa: F401 - registers the ids
+from lifelong_gym.agents import OracleAgent
 from lifelong_gym.cli import main
 from lifelong_gym.methods.experience import ExperienceMemory, split_instructions
 from lifelong_gym.run import ExperienceReplayCallback, RelevantReplayCallback, Runner
@@ -155,3 +156,16 @@ def test_an_unusable_budget_stops_the_run_before_any_task(tmp_path):
     assert result.exit_code == 1
     assert "needs an agent whose model counts tokens" in result.output
     assert not (tmp_path / "sessions.jsonl").exists()
+
+
+def test_with_tasks_in_flight_each_experience_keeps_its_own_opening(tmp_path):
+    env = gym.make("LifelongDB-v0")
+    agent = OracleAgent(env.unwrapped.tasks)
+    callback = ExperienceReplayCallback(n=0)  # remembers all, replays none: openings as given
+    Runner(env, agent, [callback], tmp_path, max_tasks=6, concurrency=3, progress=False).run()
+    env.close()
+    experiences = callback.method.memory.experiences
+    assert len(experiences) == 6
+    for experience in experiences:
+        instruction = env.unwrapped.tasks[experience.task_index].instruction
+        assert instruction in experience.opening
