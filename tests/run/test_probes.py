@@ -23,8 +23,10 @@ from lifelong_gym.run import Runner
 from lifelong_gym.run.folder import PROBES_FILE, SESSIONS_FILE
 from lifelong_gym.run.probe_measures import probe_measures
 from lifelong_gym.run.probes import load_probes
+from lifelong_gym.run.report import report_run
 from tests.crash_support import kill_until_done
 
+from .browser import OpenPage, file_url
 from .planted import K, M, planted_runner
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -235,3 +237,24 @@ def test_bad_probe_settings_are_one_line(tmp_path, task_files, args, message):
     result = run_cli("--tasks", str(stream), "--output", str(tmp_path / "run"), *args)
     assert result.exit_code == 1 and message in result.output
     assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
+
+
+def test_the_heatmap_shows_in_a_browser(browser, tmp_path, task_files):
+    stream, probes = task_files
+    folder = tmp_path / "run"
+    planted_runner(folder, stream, probes, "blocks", 3, EVERY).run()
+    report_run(folder)
+    page = OpenPage(browser, file_url(folder / "report.html"))
+    try:
+        cells = page.page.locator(".probe-matrix td.heat")
+        colours = {
+            cells.nth(i).inner_text(): cells.nth(i).evaluate(
+                "c => getComputedStyle(c).backgroundColor"
+            )
+            for i in range(cells.count())
+        }
+        assert colours["0%"] != colours["100%"] and cells.nth(0).is_visible()
+        assert page.errors == [] and page.outside_requests() == []
+        page.screenshot(tmp_path / "probes.png")
+    finally:
+        page.page.close()
