@@ -144,7 +144,7 @@ def close_envs(runner: Runner) -> None:
     """Close the environments a run was built with: the stream's and the probe set's."""
     runner.env.close()
     if runner.probes is not None:
-        runner.probes.env.close()
+        runner.probes.close()
 
 
 @main.command()

@@ -184,11 +184,13 @@ def build_runner(config: RunConfig, agent: Agent | None = None) -> Runner:
     folder = probes = None
     try:
         if config.probes is not None:  # the probe set in an environment like the stream's
+            probe_config = config.model_copy(update={"tasks": config.probes})
             try:
-                probe_env = make(config.model_copy(update={"tasks": config.probes}))
+                probe_env = make(probe_config)
             except LifelongGymError as error:
                 raise RunConfigError(f"--probes {config.probes}: {error}") from None
-            probes = Probes(probe_env, config.probe_every)
+            more = None if config.ray is None else partial(make, probe_config)
+            probes = Probes(probe_env, config.probe_every, config.concurrency, more)
         folder = RunDirectory(config.output)
         if not config.overwrite:
             folder.refuse_other_config({"user": config.identity()}, keys=("user",))
@@ -203,7 +205,7 @@ def build_runner(config: RunConfig, agent: Agent | None = None) -> Runner:
         if folder is not None:
             folder.close()
         if probes is not None:
-            probes.env.close()
+            probes.close()
         env.close()
         raise
     return Runner(

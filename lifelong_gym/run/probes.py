@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -61,13 +61,30 @@ def load_probes(folder: Path) -> list[ProbeRecord]:
 
 class Probes:
     """A run's probe set (`env`, an environment of the stream's id over the probe tasks),
-    played every `every` stream tasks, and its record."""
+    played every `every` stream tasks, and its record.
 
-    def __init__(self, env: gym.Env, every: int):
+    `concurrency` K plays up to K probe tasks at once, in lockstep turns as the stream's
+    (`lockstep.py`), in `env` and K-1 more environments that `close` closes: made by
+    `make_env`, by default `gym.make` of `env`'s spec over its task set. The records keep
+    the probe set's order whatever K is.
+    """
+
+    def __init__(
+        self,
+        env: gym.Env,
+        every: int,
+        concurrency: int = 1,
+        make_env: Callable[[], gym.Env] | None = None,
+    ):
         if every < 1:
             raise RunConfigError(f"--probe-every must be at least 1, got {every}")
+        if concurrency < 1:
+            raise RunConfigError(f"concurrency must be at least 1, got {concurrency}")
         self.env = env
         self.every = every
+        self.concurrency = concurrency
+        self.make_env = make_env or (lambda: gym.make(env.spec, tasks=env.unwrapped.tasks))
+        self._more_envs: list[gym.Env] = []
         self.order = list(env.unwrapped.tasks.order)
         if not self.order:
             raise RunConfigError("the probe set holds no task: give --probes a task file")
@@ -114,11 +131,25 @@ class Probes:
         if not remaining:
             return
         agent.use_probe_tasks(self.env.unwrapped.tasks)
+        envs = self._envs(min(self.concurrency, len(remaining)))
+        meter = CostMeter(agent)  # the probes' cost is not the stream's
         lockstep = Lockstep(
-            agent, callbacks, 1, max_skipped_interactions, CostMeter(agent), probe_of=history
+            agent, callbacks, len(envs), max_skipped_interactions, meter, probe_of=history
         )
         sessions: list[Session] = []
-        lockstep.play(remaining, sessions, [self.env], partial(self._record, point, sessions))
+        lockstep.play(remaining, sessions, envs, partial(self._record, point, sessions))
+
+    def _envs(self, count: int) -> list[gym.Env]:
+        """`count` environments over the probe set: `env` and more made like it, kept."""
+        while len(self._more_envs) < count - 1:
+            self._more_envs.append(self.make_env())
+        return [self.env, *self._more_envs[: count - 1]]
+
+    def close(self) -> None:
+        """Close the probe set's environments."""
+        for env in [self.env, *self._more_envs]:
+            env.close()
+        self._more_envs = []
 
     def _record(self, point: int, sessions: list[Session], session: Session) -> None:
         """Keep a finished probe episode, and append its line to `probes.jsonl`."""

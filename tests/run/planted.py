@@ -69,8 +69,9 @@ class PlantedLearner(Agent, Callback):
             self.last[skill] = self.finished
 
 
-def planted_runner(output, stream, probes, order, seed, every, delay=0.0) -> Runner:
-    """A runner of the planted learner over the `stream` task file, probed on `probes`."""
+def planted_runner(output, stream, probes, order, seed, every, delay=0.0, concurrency=1) -> Runner:
+    """A runner of the planted learner over the `stream` task file, probed on `probes`
+    (both `concurrency` tasks at a time)."""
     env = gym.make("LifelongDB-v0", tasks=str(stream))
     probe_env = gym.make("LifelongDB-v0", tasks=str(probes))
     learner = PlantedLearner(env.unwrapped.tasks, delay=delay)
@@ -83,7 +84,8 @@ def planted_runner(output, stream, probes, order, seed, every, delay=0.0) -> Run
         seed=seed,
         progress=False,
         plots=False,
-        probes=Probes(probe_env, every),
+        concurrency=concurrency,
+        probes=Probes(probe_env, every, concurrency),
     )
 
 

@@ -258,3 +258,15 @@ def test_the_heatmap_shows_in_a_browser(browser, tmp_path, task_files):
         page.screenshot(tmp_path / "probes.png")
     finally:
         page.page.close()
+
+
+def test_probes_in_flight_at_once_record_the_same(tmp_path, task_files):
+    stream, probes = task_files
+    planted_runner(tmp_path / "one", stream, probes, "shuffled", 5, EVERY).run()
+    runner = planted_runner(tmp_path / "three", stream, probes, "shuffled", 5, EVERY, 0.0, 3)
+    runner.run()
+    assert len(runner.probes._more_envs) == 2  # three probes in flight at once
+    runner.probes.close()
+    one, three = (tmp_path / name / PROBES_FILE for name in ("one", "three"))
+    assert three.read_bytes() == one.read_bytes()
+    assert_recovered(tmp_path / "three", stream_skills(stream, "shuffled", 5), probes)
