@@ -145,7 +145,7 @@ def _dbbench_cases(source: Path, corpus: Corpus) -> Iterator[Case]:
             yield Case("dbbench write", key, (write, f"SELECT * FROM {table}"))
 
 
-class _Side:
+class Side:
     """One back-end's environments, one per task file."""
 
     def __init__(self, backend: str, url: str | None):
@@ -182,7 +182,7 @@ class _Side:
 
 def run_corpus(corpus: Corpus, mysql_url: str) -> tuple[list[Outcome], list[Case]]:
     """Every statement's observations on SQLite and MySQL; and the cases MySQL cannot set up."""
-    sqlite, mysql = _Side("sqlite", None), _Side("mysql", mysql_url)
+    sqlite, mysql = Side("sqlite", None), Side("mysql", mysql_url)
     outcomes: list[Outcome] = []
     skipped: list[Case] = []
     try:

@@ -12,8 +12,10 @@ from lifelong_gym.methods import ExperienceReplayMethod
 from lifelong_gym.methods.experience import DEFAULT_REPLY_RESERVE, Strategy
 from lifelong_gym.spaces import UnicodeText
 
+from .method_wrapper import MethodWrapper
 
-class ExperienceReplay(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
+
+class ExperienceReplay(MethodWrapper, RecordConstructorArgs):
     """Replays the last `n` (or the `n` most relevant) solved sessions in each opening prompt.
 
     The benchmark's experience replay, for a plain Gymnasium loop: at every reset the
@@ -48,14 +50,9 @@ class ExperienceReplay(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
         limit = getattr(inner, "max_length", 16_000)
         self.observation_space = UnicodeText(limit * (n + 1))
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[str, dict[str, Any]]:
-        """Start the next task with chosen experiences in its prompt."""
-        _, info = self.env.reset(seed=seed, options=options)
-        session = self.env.unwrapped.session
-        self.method.start(session)
-        return session.chat_history[0].content, {**info, "replayed": session.details["replayed"]}
+    def reset_info(self, session: Any) -> dict[str, Any]:
+        """The task indices replayed into the prompt."""
+        return {"replayed": session.details["replayed"]}
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Step the task; remember it when it ends solved."""

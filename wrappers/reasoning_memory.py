@@ -12,8 +12,10 @@ from lifelong_gym.methods.memory_items import RENDERED_CHARS
 from lifelong_gym.methods.reasoning_memory import CLOSING, DETAILS, HEADING
 from lifelong_gym.spaces import UnicodeText
 
+from .method_wrapper import MethodWrapper
 
-class ReasoningMemory(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
+
+class ReasoningMemory(MethodWrapper, RecordConstructorArgs):
     """Reasoning memory (ReasoningBank's manner) for a plain Gymnasium loop.
 
     `model` is a `lifelong_gym.agents.LanguageModel`, normally the one that acts. At every
@@ -39,14 +41,9 @@ class ReasoningMemory(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
         notes = len(HEADING) + len(CLOSING) + k * (RENDERED_CHARS + 2)
         self.observation_space = UnicodeText(limit + notes)
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[str, dict[str, Any]]:
-        """Start the next task with the relevant items in its prompt."""
-        _, info = self.env.reset(seed=seed, options=options)
-        session = self.env.unwrapped.session
-        self.method.start(session)
-        return session.chat_history[0].content, {**info, DETAILS: dict(session.details[DETAILS])}
+    def reset_info(self, session: Any) -> dict[str, Any]:
+        """The items retrieved into the prompt and the tokens they added."""
+        return {DETAILS: dict(session.details[DETAILS])}
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Step the task; when it ends, distill an item from it."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.db_fidelity import _Side, load_corpus
+from benchmarks.db_fidelity import Side, load_corpus
 from lifelong_gym.envs.db.backends.sqlite import translate as translation
 from lifelong_gym.envs.db.backends.sqlite.translate import rewrite, translate
 from lifelong_gym.envs.db.backends.sqlite.translate_quick import quick_translation
@@ -181,7 +181,7 @@ def corpus(external_dir, tmp_path_factory):
 
 
 def _observations(corpus) -> list[str]:
-    side = _Side("sqlite", None)
+    side = Side("sqlite", None)
     translate.cache_clear()
     try:
         shown: list[str] = []
