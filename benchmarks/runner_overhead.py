@@ -76,7 +76,7 @@ class CountSessions(Callback):
     def __init__(self):
         self.sessions = 0
 
-    def on_environment_complete(self, agent, env, session, history, control):
+    def on_environment_complete(self, run, state, control, **kwargs):
         """Count."""
         self.sessions += 1
 

@@ -39,10 +39,10 @@ class ReaskOnFormatError(Callback):
         self.reasks = 0  # over the whole run
         self.left = max_reasks
 
-    def on_session_create(self, agent, env, session, history, control):
+    def on_session_create(self, run, state, control, **kwargs):
         self.left = self.max_reasks
 
-    def on_agent_inference(self, agent, env, session, history, control):
+    def on_agent_inference(self, run, state, control, *, env, session, **kwargs):
         parsed = env.unwrapped.parse_action(control.reply or "")  # every env has its parser
         if not isinstance(parsed, InvalidReply) or self.left == 0:
             return None

@@ -27,13 +27,15 @@ class Saboteur(Callback):
         self.seen = 0
         self.ended: list[int] = []
 
-    def on_environment_reset(self, agent, env, session, history, control):
+    def on_environment_reset(self, run, state, control, *, agent, env, session, history, **kwargs):
         self.seen += 1
         if session.task_index % self.every == 0:
             self.ended.append(session.task_index)
             control.end_session = True
 
-    def on_environment_interact(self, agent, env, session, history, control):
+    def on_environment_interact(
+        self, run, state, control, *, agent, env, session, history, **kwargs
+    ):
         time.sleep(self.delay)  # so that kills land inside the run, not only at start-up
 
 
@@ -50,13 +52,17 @@ class Pacer(Callback):
         self.delay = delay
         self.solved: list[int] = []
 
-    def on_environment_reset(self, agent, env, session, history, control):
+    def on_environment_reset(self, run, state, control, *, agent, env, session, history, **kwargs):
         session.details["history_seen"] = len(history)
 
-    def on_environment_interact(self, agent, env, session, history, control):
+    def on_environment_interact(
+        self, run, state, control, *, agent, env, session, history, **kwargs
+    ):
         time.sleep(self.delay)
 
-    def on_environment_complete(self, agent, env, session, history, control):
+    def on_environment_complete(
+        self, run, state, control, *, agent, env, session, history, **kwargs
+    ):
         if session.outcome == EvaluationOutcome.CORRECT:
             self.solved.append(session.task_index)
 

@@ -4,7 +4,7 @@ Everything here stands on the environments, methods, wrappers and agents; nothin
 imports it.
 """
 
-from .callbacks import EVENTS, Callback, SessionControl
+from .callbacks import EVENTS, Callback, RunState, SessionControl
 from .config import RunConfig, build_runner, load_run_config
 from .method_callbacks import (
     ExperienceReplayCallback,
@@ -24,6 +24,7 @@ __all__ = [
     "ReasoningMemoryCallback",
     "RelevantReplayCallback",
     "RunConfig",
+    "RunState",
     "Runner",
     "SessionControl",
     "build_runner",

@@ -1,20 +1,29 @@
-"""Callbacks of a lifelong run: the seven events, the session control, and a registry.
+"""Callbacks of a lifelong run: the seven events, the run state, the session control, and
+a registry.
 
-A callback overrides the handlers of the events it cares about; every handler gets the
-agent, the environment, the current session (None for `restore_state`), the history of
-finished sessions and the session control, and may return a new control (or None to keep
-the one it was given, which it may also change in place). Handlers of a list of callbacks
-run in list order and know nothing of each other.
+A callback overrides the handlers of the events it cares about, in the shape of
+transformers' `TrainerCallback`: `on_event(self, run, state, control, **kwargs)`. `run` is
+the `Runner` driving the stream (its settings: `env`, `agent`, `max_tasks`, `order_name`,
+`seed`, `user_config`, `probes`), `state` the public `RunState` (what the run has done so
+far), `control` the `SessionControl` of the session in flight, and the keyword arguments
+are `agent`, `env` (the environment of this task), `session` (None for `restore_state`) and
+`history` (the finished sessions this task may see). A handler takes the keywords it needs
+and `**kwargs` for the rest, so an event can pass a new one without breaking it. It may
+return a new control (or None to keep the one it was given, which it may also change in
+place). Handlers of a list of callbacks run in list order and know nothing of each other.
+
+The shape of release 0.1, `on_event(self, agent, env, session, history, control)`, is still
+called, with a `DeprecationWarning`, until release 0.3.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
+import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-
-from lifelong_gym.session import Session
 
 if TYPE_CHECKING:
     import gymnasium as gym
@@ -59,6 +68,31 @@ class SessionControl:
     reply: str | None = None
 
 
+@dataclass
+class RunState:
+    """What the run has done so far, public to callbacks (as `TrainerState` is to a
+    trainer's). The runner keeps it current; a callback reads it and never writes it.
+
+    - `tasks_total`: tasks in the stream (after `max_tasks`).
+    - `tasks_done`: finished sessions of the stream, resumed ones included.
+    - `correct`: how many of them were solved.
+    - `consecutive_failures`: the error statuses in a row at the end of the stream so far.
+    - `current_task`: the task index of the session whose event fires (None for
+      `restore_state`); with tasks in flight (`concurrency`), the one of this event.
+    - `probing`: the event belongs to a probe episode (docs/metrics.md), not the stream.
+    - `probe_results`: the probe records so far (`ProbeRecord`: point, task, skills,
+      status, reward), in the order of `probes.jsonl`; empty in a run without probes.
+    """
+
+    tasks_total: int = 0
+    tasks_done: int = 0
+    correct: int = 0
+    consecutive_failures: int = 0
+    current_task: int | None = None
+    probing: bool = False
+    probe_results: Sequence[Any] = field(default_factory=list)
+
+
 class Callback:
     """Base of all callbacks: seven event handlers that do nothing by default.
 
@@ -76,72 +110,38 @@ class Callback:
         """
 
     def restore_state(
-        self,
-        agent: Agent,
-        env: gym.Env,
-        session: None,
-        history: Sequence[Session],
-        control: SessionControl,
+        self, run: Any, state: RunState, control: SessionControl, **kwargs: Any
     ) -> SessionControl | None:
-        """Once per run, after a resumed run has loaded this callback's saved state."""
+        """Once per run, after a resumed run has loaded this callback's saved state
+        (`session` is None)."""
 
     def on_session_create(
-        self,
-        agent: Agent,
-        env: gym.Env,
-        session: Session,
-        history: Sequence[Session],
-        control: SessionControl,
+        self, run: Any, state: RunState, control: SessionControl, **kwargs: Any
     ) -> SessionControl | None:
         """A session was made for the next task (index only; reset replaces it)."""
 
     def on_environment_reset(
-        self,
-        agent: Agent,
-        env: gym.Env,
-        session: Session,
-        history: Sequence[Session],
-        control: SessionControl,
+        self, run: Any, state: RunState, control: SessionControl, **kwargs: Any
     ) -> SessionControl | None:
         """The environment started the task; the session holds its opening prompt."""
 
     def on_agent_inference(
-        self,
-        agent: Agent,
-        env: gym.Env,
-        session: Session,
-        history: Sequence[Session],
-        control: SessionControl,
+        self, run: Any, state: RunState, control: SessionControl, **kwargs: Any
     ) -> SessionControl | None:
         """The agent replied; the reply is `control.reply`, not yet in the history."""
 
     def on_environment_interact(
-        self,
-        agent: Agent,
-        env: gym.Env,
-        session: Session,
-        history: Sequence[Session],
-        control: SessionControl,
+        self, run: Any, state: RunState, control: SessionControl, **kwargs: Any
     ) -> SessionControl | None:
         """The environment executed the reply; the observation is in the history."""
 
     def on_environment_complete(
-        self,
-        agent: Agent,
-        env: gym.Env,
-        session: Session,
-        history: Sequence[Session],
-        control: SessionControl,
+        self, run: Any, state: RunState, control: SessionControl, **kwargs: Any
     ) -> SessionControl | None:
         """The environment scored the finished task; status, outcome and reward are set."""
 
     def on_state_save(
-        self,
-        agent: Agent,
-        env: gym.Env,
-        session: Session,
-        history: Sequence[Session],
-        control: SessionControl,
+        self, run: Any, state: RunState, control: SessionControl, **kwargs: Any
     ) -> SessionControl | None:
         """The runner is about to write the finished session and the callbacks' state."""
 
@@ -178,15 +178,17 @@ def state_keys(callbacks: Sequence[Callback]) -> list[str]:
 def fire(
     callbacks: Sequence[Callback],
     event: str,
-    arguments: tuple[Agent, gym.Env, Session | None, Sequence[Session], SessionControl],
+    run: Any,
+    state: RunState,
+    control: SessionControl,
     errors: list[str],
+    **kwargs: Any,
 ) -> SessionControl:
-    """Call one event's handler on every callback, in order, with (agent, env, session,
-    history, control); a handler's new control replaces the old, a failure goes to `errors`."""
-    agent, env, session, history, control = arguments
+    """Call one event's handler on every callback, in order, with (run, state, control,
+    **kwargs); a handler's new control replaces the old, a failure goes to `errors`."""
     for callback in callbacks:
         try:
-            result = getattr(callback, event)(agent, env, session, history, control)
+            result = _call(getattr(callback, event), run, state, control, kwargs)
         except Exception as error:
             logger.exception("callback %s failed in %s", type(callback).__name__, event)
             errors.append(f"{type(callback).__name__}.{event}: {type(error).__name__}: {error}")
@@ -194,3 +196,34 @@ def fire(
         if result is not None:
             control = result
     return control
+
+
+_OLD_SHAPE = ("agent", "env", "session", "history")
+_warned: set[str] = set()  # the old-shape handlers already warned about
+
+
+def _call(
+    handler: Any, run: Any, state: RunState, control: SessionControl, kwargs: dict[str, Any]
+) -> SessionControl | None:
+    """Call a handler in its shape: (run, state, control) with the keyword arguments it
+    takes (all with `**kwargs`, else those it names), or release 0.1's five positional
+    arguments (agent, env, session, history, control), warning once per handler."""
+    parameters = inspect.signature(handler).parameters.values()
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return handler(run, state, control, **kwargs)
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) == 5:
+        where = handler.__qualname__
+        if where not in _warned:
+            _warned.add(where)
+            warnings.warn(
+                f"{where} takes (agent, env, session, history, control), the shape of "
+                "release 0.1, which goes in 0.3: write it as (self, run, state, control, "
+                "**kwargs), with agent, env, session and history as keyword arguments "
+                "(docs/runner.md, Callbacks)",
+                DeprecationWarning,
+                stacklevel=4,
+            )
+        return handler(*(kwargs[key] for key in _OLD_SHAPE), control)
+    named = {p.name for p in parameters}
+    return handler(run, state, control, **{k: v for k, v in kwargs.items() if k in named})

@@ -29,7 +29,7 @@ from typing import Any
 import gymnasium as gym
 
 from lifelong_gym.agents import Agent, AgentError
-from lifelong_gym.run.callbacks import Callback, SessionControl, fire
+from lifelong_gym.run.callbacks import Callback, RunState, SessionControl, fire
 from lifelong_gym.run.cost import CostMeter
 from lifelong_gym.session import Session, SessionStatus
 
@@ -61,10 +61,16 @@ class Lockstep:
         max_skipped_interactions: int,
         meter: CostMeter | None = None,
         probe_of: list[Session] | None = None,
+        run: Any = None,
+        state: RunState | None = None,
     ):
         """`probe_of`: the stream's finished sessions, when the tasks played are probes
-        (docs/metrics.md): then every session is a probe and its callbacks see them all."""
+        (docs/metrics.md): then every session is a probe and its callbacks see them all.
+        `run` and `state`: what the callbacks' handlers get as such (the `Runner`, its
+        `RunState`); a fresh state when none is given."""
         self.probe_of = probe_of
+        self.run = run
+        self.state = state if state is not None else RunState()
         self.agent = agent
         self.meter = meter or CostMeter(agent)  # what each task costs
         self.callbacks = list(callbacks)
@@ -258,8 +264,21 @@ class Lockstep:
 
     def _fire(self, event: str, task: TaskInFlight) -> SessionControl:
         """Call one event's handler of every callback for `task`; failures go to its errors."""
-        arguments = (self.agent, task.env, task.session, task.history, task.control)
-        call = partial(fire, self.callbacks, event, arguments, task.errors)
+        self.state.current_task = task.session.task_index
+        self.state.probing = self.probe_of is not None
+        call = partial(
+            fire,
+            self.callbacks,
+            event,
+            self.run,
+            self.state,
+            task.control,
+            task.errors,
+            agent=self.agent,
+            env=task.env,
+            session=task.session,
+            history=task.history,
+        )
         return self.meter.method_event(task.position, call)
 
 

@@ -35,11 +35,11 @@ class MethodCallback(Callback):
         memory = self.method.memory
         memory.token_budget, memory.count_tokens = resolve_budget(self.budget, agent)
 
-    def on_environment_reset(self, agent, env, session, history, control):
+    def on_environment_reset(self, run, state, control, *, session, **kwargs):
         """The task began: the method sees its opening prompt."""
         self.method.start(session)
 
-    def on_environment_complete(self, agent, env, session, history, control):
+    def on_environment_complete(self, run, state, control, *, session, **kwargs):
         """The task is scored: the method remembers it if it was solved."""
         self.method.finish(session)
 
@@ -94,7 +94,7 @@ class GroupSelfConsistencyCallback(MethodCallback):
         agent_model("group_self_consistency votes", agent)
         super().setup(agent, env)
 
-    def on_agent_inference(self, agent, env, session, history, control):
+    def on_agent_inference(self, run, state, control, *, agent, env, session, **kwargs):
         """Vote on the agent's reply before it reaches the environment."""
         if control.reply is None:
             return None

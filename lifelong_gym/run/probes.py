@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from lifelong_gym.agents import Agent
 from lifelong_gym.errors import RunConfigError, RunDirectoryError
-from lifelong_gym.run.callbacks import Callback
+from lifelong_gym.run.callbacks import Callback, RunState
 from lifelong_gym.run.cost import CostMeter
 from lifelong_gym.run.folder import PROBES_FILE, REPAIR
 from lifelong_gym.run.lockstep import Lockstep
@@ -121,8 +121,11 @@ class Probes:
         callbacks: Sequence[Callback],
         history: list[Session],
         max_skipped_interactions: int,
+        run: Any = None,
+        state: RunState | None = None,
     ) -> None:
-        """Play what is missing of the probe point at `len(history)`, if it is one."""
+        """Play what is missing of the probe point at `len(history)`, if it is one
+        (`run` and `state` go to the callbacks' handlers, as in `Lockstep`)."""
         point = len(history)
         if point % self.every:
             return
@@ -134,7 +137,14 @@ class Probes:
         envs = self._envs(min(self.concurrency, len(remaining)))
         meter = CostMeter(agent)  # the probes' cost is not the stream's
         lockstep = Lockstep(
-            agent, callbacks, len(envs), max_skipped_interactions, meter, probe_of=history
+            agent,
+            callbacks,
+            len(envs),
+            max_skipped_interactions,
+            meter,
+            probe_of=history,
+            run=run,
+            state=state,
         )
         sessions: list[Session] = []
         lockstep.play(remaining, sessions, envs, partial(self._record, point, sessions))

@@ -33,7 +33,7 @@ from lifelong_gym.agents import Agent
 from lifelong_gym.errors import RunAbortedError, RunConfigError
 from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics, compute_metrics
 from lifelong_gym.orders import task_order
-from lifelong_gym.run.callbacks import Callback, SessionControl, fire, state_keys
+from lifelong_gym.run.callbacks import Callback, RunState, SessionControl, fire, state_keys
 from lifelong_gym.run.cost import CostLog, CostMeter, Price, SessionCost
 from lifelong_gym.run.cost_summary import (
     CostSummary,
@@ -156,7 +156,7 @@ class Runner:
         self._meter = CostMeter(agent)
         self._saved_states = ""
         self._bar: tqdm | None = None  # the progress of a run, and its running counts
-        self._correct = self._failures = 0
+        self.state = RunState()  # what the callbacks see of the run's progress
 
     # -- the run ------------------------------------------------------------------------
 
@@ -187,10 +187,18 @@ class Runner:
             disable=not self.progress,
             dynamic_ncols=True,
         )
-        self._correct = sum(s.outcome == EvaluationOutcome.CORRECT for s in self.history)
-        self._failures = 0
+        self.state.tasks_total = len(stream)
+        self.state.tasks_done = len(self.history)
+        self.state.correct = sum(s.outcome == EvaluationOutcome.CORRECT for s in self.history)
+        self.state.consecutive_failures = 0
         lockstep = Lockstep(
-            self.agent, self.callbacks, self.concurrency, self.max_skipped_interactions, self._meter
+            self.agent,
+            self.callbacks,
+            self.concurrency,
+            self.max_skipped_interactions,
+            self._meter,
+            run=self,
+            state=self.state,
         )
         try:
             self._probe()  # a point the last run did not finish (or point 0)
@@ -209,15 +217,19 @@ class Runner:
         if folder is not None:
             CostLog(folder.path).append(cost)  # before the session's line: see CostLog
             self._save(folder, session)
+        state = self.state
+        state.tasks_done = len(self.history)
+        state.correct += session.outcome == EvaluationOutcome.CORRECT
+        failed = session.status in FAILURE_STATUSES
+        state.consecutive_failures = state.consecutive_failures + 1 if failed else 0
         self._probe()
-        self._correct += session.outcome == EvaluationOutcome.CORRECT
         self._bar.update()
-        self._bar.set_postfix(success=f"{self._correct / len(self.history):.1%}", refresh=False)
-        self._failures = self._failures + 1 if session.status in FAILURE_STATUSES else 0
-        if self.max_consecutive_failures and self._failures >= self.max_consecutive_failures:
+        self._bar.set_postfix(success=f"{state.correct / len(self.history):.1%}", refresh=False)
+        failures = state.consecutive_failures
+        if self.max_consecutive_failures and failures >= self.max_consecutive_failures:
             self._finish(folder)
             raise RunAbortedError(
-                f"stopped after {self._failures} sessions in a row failed (last: "
+                f"stopped after {failures} sessions in a row failed (last: "
                 f"{session.status.value}: {session.error}); fix the cause and run "
                 "the same command again to go on (the failed sessions stay recorded)"
             )
@@ -225,8 +237,14 @@ class Runner:
     def _probe(self) -> None:
         """Play the probe point the stream has reached, if it is one and not done yet."""
         if self.probes is not None:
+            self.state.probe_results = self.probes.records  # the list the probes append to
             self.probes.play_due(
-                self.agent, self.callbacks, self.history, self.max_skipped_interactions
+                self.agent,
+                self.callbacks,
+                self.history,
+                self.max_skipped_interactions,
+                run=self,
+                state=self.state,
             )
 
     def _more_envs(self, count: int) -> list[gym.Env]:
@@ -278,8 +296,22 @@ class Runner:
         if not states and not history:
             return
         errors: list[str] = []
-        arguments = (self.agent, self.env, None, self.history, SessionControl())
-        fire(self.callbacks, "restore_state", arguments, errors)
+        self.state.tasks_done = len(history)
+        self.state.current_task = None
+        if self.probes is not None:
+            self.state.probe_results = self.probes.records
+        fire(
+            self.callbacks,
+            "restore_state",
+            self,
+            self.state,
+            SessionControl(),
+            errors,
+            agent=self.agent,
+            env=self.env,
+            session=None,
+            history=self.history,
+        )
         if errors:
             raise RunAbortedError(
                 f"cannot resume: {errors[0]}; fix the callback, or start over with "

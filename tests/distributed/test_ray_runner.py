@@ -21,7 +21,7 @@ class Reask(Callback):
     """Asks the agent again, once, in every other task: the note must reach the actor's
     session (and so the recorded one) as it does a local environment's."""
 
-    def on_agent_inference(self, agent, env, session, history, control):
+    def on_agent_inference(self, run, state, control, *, agent, env, session, history, **kwargs):
         if session.task_index % 2 or session.details.get("reasked"):
             return None
         session.details["reasked"] = True

@@ -34,10 +34,13 @@ class ProbeWatcher(Callback):
 
     def __init__(self):
         self.probes = []
+        self.results_seen = []  # how many probe records the run state held, at each probe
 
-    def on_environment_complete(self, agent, env, session, history, control):
+    def on_environment_complete(self, run, state, control, *, session, history, **kwargs):
+        assert state.probing == session.probe and state.current_task == session.task_index
         if session.probe:
             self.probes.append((len(history), session.model_copy(deep=True)))
+            self.results_seen.append(len(state.probe_results))
 
 
 def run(folder: Path, spec: str, probe_file: Path | None) -> ProbeWatcher:
@@ -87,3 +90,4 @@ def test_a_probe_reads_the_memory_and_changes_nothing(tmp_path, spec, used):
     assert not any(used(session) for point, session in probed.probes if point == 0)
     assert any(used(session) for point, session in probed.probes if point == 8)
     assert [s.reward for _, s in probed.probes] == [1.0, 0.0, 1.0, 0.0] * 3
+    assert probed.results_seen == list(range(12))  # the records before this probe's own

@@ -47,7 +47,7 @@ class Steering(Callback):
         self.correct: list[int] = []
         self.turns = 0
 
-    def on_environment_reset(self, agent, env, session, history, control):
+    def on_environment_reset(self, run, state, control, *, agent, env, session, history, **kwargs):
         solved = sum(s.outcome == EvaluationOutcome.CORRECT for s in history)
         session.details["history_seen"] = [len(history), solved]
         if session.task_index == 9:
@@ -56,7 +56,7 @@ class Steering(Callback):
             control.skip_next_inference = True
             control.reply = "Action: Think"
 
-    def on_agent_inference(self, agent, env, session, history, control):
+    def on_agent_inference(self, run, state, control, *, agent, env, session, history, **kwargs):
         if (
             session.task_index == 2
             and session.agent_turns == 0
@@ -70,10 +70,14 @@ class Steering(Callback):
             raise ValueError("the callback broke")
         return control
 
-    def on_environment_interact(self, agent, env, session, history, control):
+    def on_environment_interact(
+        self, run, state, control, *, agent, env, session, history, **kwargs
+    ):
         self.turns += 1
 
-    def on_environment_complete(self, agent, env, session, history, control):
+    def on_environment_complete(
+        self, run, state, control, *, agent, env, session, history, **kwargs
+    ):
         if session.outcome == EvaluationOutcome.CORRECT:
             self.correct.append(session.task_index)
 

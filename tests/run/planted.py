@@ -54,10 +54,14 @@ class PlantedLearner(Agent, Callback):
             return self.oracle.act(session)
         return UNKNOWN
 
-    def on_environment_interact(self, agent, env, session, history, control):
+    def on_environment_interact(
+        self, run, state, control, *, agent, env, session, history, **kwargs
+    ):
         time.sleep(self.delay)  # so that kills land inside the run
 
-    def on_environment_complete(self, agent, env, session, history, control):
+    def on_environment_complete(
+        self, run, state, control, *, agent, env, session, history, **kwargs
+    ):
         if session.probe:
             self.kill -= 1
             if self.kill == 0:

@@ -11,7 +11,7 @@ import pytest
 from lifelong_gym.agents import Agent, OracleAgent
 from lifelong_gym.errors import CallbackSpecError
 from lifelong_gym.run import Runner
-from lifelong_gym.run.callbacks import Callback, SessionControl, state_keys
+from lifelong_gym.run.callbacks import EVENTS, Callback, RunState, SessionControl, state_keys
 from lifelong_gym.run.registry import (
     CALLBACKS,
     make_callback,
@@ -33,15 +33,17 @@ class Memory(Callback):
         self.size, self.label = size, label
         self.recent: list[int] = []
 
-    def on_environment_complete(self, agent, env, session, history, control):
+    def on_environment_complete(
+        self, run, state, control, *, agent, env, session, history, **kwargs
+    ):
         self.recent = [*self.recent, session.task_index][-self.size :]
 
 
 def test_handlers_do_nothing_by_default():
     callback, control = Callback(), SessionControl()
     session = Session(task_index=0)
-    for event in ("on_session_create", "on_agent_inference", "on_state_save"):
-        assert getattr(callback, event)(None, None, session, [], control) is None
+    for event in EVENTS:
+        assert getattr(callback, event)(None, RunState(), control, session=session) is None
     assert control == SessionControl()
     assert callback.state() == {}
 

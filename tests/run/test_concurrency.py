@@ -61,7 +61,7 @@ class Visibility(Callback):
     def __getattribute__(self, name):
         if name in EVENTS and name != "restore_state":
 
-            def handler(agent, env, session, history, control):
+            def handler(run, state, control, *, session, history, **kwargs):
                 self.log.append((name, session.task_index, [s.task_index for s in history]))
 
             return handler
@@ -192,7 +192,9 @@ def test_further_environments_are_made_from_the_spec_and_closed():
     used = []
 
     class Envs(Callback):
-        def on_environment_reset(self, agent, env, session, history, control):
+        def on_environment_reset(
+            self, run, state, control, *, agent, env, session, history, **kwargs
+        ):
             used.append(env)
 
     gym.register("LifelongClosingSum-v0", entry_point=f"{__name__}:ClosingSumEnv")

@@ -25,7 +25,7 @@ class Recorder(Callback):
     def __getattribute__(self, name):
         if name in EVENTS:
 
-            def handler(agent, env, session, history, control):
+            def handler(run, state, control, *, session, **kwargs):
                 self.events.append((name, session.task_index if session else None))
 
             return handler
@@ -42,12 +42,14 @@ class Counter(Callback):
         self.seen = 0
         self.restored = 0
 
-    def on_environment_complete(self, agent, env, session, history, control):
+    def on_environment_complete(
+        self, run, state, control, *, agent, env, session, history, **kwargs
+    ):
         self.seen += 1
         if session.outcome == EvaluationOutcome.CORRECT:
             self.correct.append(session.task_index)
 
-    def restore_state(self, agent, env, session, history, control):
+    def restore_state(self, run, state, control, *, agent, env, session, history, **kwargs):
         self.restored += 1
 
 
@@ -60,7 +62,7 @@ class Raiser(Callback):
     def __getattribute__(self, name):
         if name in EVENTS and name == super().__getattribute__("event"):
 
-            def handler(agent, env, session, history, control):
+            def handler(run, state, control, *, session, **kwargs):
                 if session is not None and session.task_index == self.task_index:
                     raise ValueError(f"broken in {name}")
 
@@ -214,12 +216,12 @@ def test_a_folder_in_use_is_refused(tmp_path):
 
 
 class SkipForever(Callback):
-    def on_agent_inference(self, agent, env, session, history, control):
+    def on_agent_inference(self, run, state, control, *, agent, env, session, history, **kwargs):
         control.skip_next_interaction = True
 
 
 class EndAtOnce(Callback):
-    def on_environment_reset(self, agent, env, session, history, control):
+    def on_environment_reset(self, run, state, control, *, agent, env, session, history, **kwargs):
         return SessionControl(end_session=True)
 
 
@@ -268,7 +270,7 @@ def test_an_environment_that_cannot_start_a_task_is_recorded_and_the_run_goes_on
 
 
 class CannotRestore(Counter):
-    def restore_state(self, agent, env, session, history, control):
+    def restore_state(self, run, state, control, *, agent, env, session, history, **kwargs):
         raise KeyError("memory index missing")
 
 

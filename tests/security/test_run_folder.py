@@ -19,7 +19,9 @@ class Tally(Callback):
     def __init__(self):
         self.seen = 0
 
-    def on_environment_complete(self, agent, env, session, history, control):
+    def on_environment_complete(
+        self, run, state, control, *, agent, env, session, history, **kwargs
+    ):
         self.seen += 1
 
 
