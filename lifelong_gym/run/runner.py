@@ -187,10 +187,7 @@ class Runner:
             disable=not self.progress,
             dynamic_ncols=True,
         )
-        self.state.tasks_total = len(stream)
-        self.state.tasks_done = len(self.history)
-        self.state.correct = sum(s.outcome == EvaluationOutcome.CORRECT for s in self.history)
-        self.state.consecutive_failures = 0
+        self._recount()
         lockstep = Lockstep(
             self.agent,
             self.callbacks,
@@ -233,6 +230,13 @@ class Runner:
                 f"{session.status.value}: {session.error}); fix the cause and run "
                 "the same command again to go on (the failed sessions stay recorded)"
             )
+
+    def _recount(self) -> None:
+        """Set the run state from the history: a new run, or one resumed."""
+        total = len(self.order[: self.max_tasks] if self.max_tasks is not None else self.order)
+        correct = sum(s.outcome == EvaluationOutcome.CORRECT for s in self.history)
+        records = self.probes.records if self.probes is not None else []
+        self.state = RunState(total, len(self.history), correct, probe_results=records)
 
     def _probe(self) -> None:
         """Play the probe point the stream has reached, if it is one and not done yet."""
@@ -296,10 +300,7 @@ class Runner:
         if not states and not history:
             return
         errors: list[str] = []
-        self.state.tasks_done = len(history)
-        self.state.current_task = None
-        if self.probes is not None:
-            self.state.probe_results = self.probes.records
+        self._recount()  # restore_state sees the resumed run's counts
         fire(
             self.callbacks,
             "restore_state",
