@@ -75,7 +75,7 @@ def main() -> None:
             agent = OracleThroughModel(env.unwrapped.tasks, model)
             callbacks = [make_callback(method)] if method else []
             output = Path(folder) / f"run-{len(rows)}"
-            Runner(env, agent, callbacks, output, max_tasks=args.tasks, progress=False).run()
+            Runner(env, agent, callbacks, output=output, max_tasks=args.tasks, progress=False).run()
             rows.append((method or "plain", model.calls / args.tasks, model.tokens / args.tasks))
         env.close()
     base_calls, base_tokens = rows[0][1], rows[0][2]

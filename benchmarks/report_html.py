@@ -68,7 +68,7 @@ def make_run(folder: Path, sessions: int) -> Path:
     env = gym.make("LifelongDB-v0", tasks=str(task_file))
     agent = MixedAgent(env.unwrapped.tasks)
     started = time.perf_counter()
-    Runner(env, agent, [], folder / "run", progress=False, plots=False).run()
+    Runner(env, agent, [], output=folder / "run", progress=False, plots=False).run()
     env.close()
     print(f"ran {sessions} sessions in {time.perf_counter() - started:.1f} s")
     started = time.perf_counter()

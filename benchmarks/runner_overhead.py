@@ -84,7 +84,7 @@ class CountSessions(Callback):
 def runner_loop(env: gym.Env, output: Path, count: int, callbacks=()) -> float:
     """Seconds for the runner over the same tasks, snapshots included."""
     runner = Runner(
-        env, AnswerAtOnce(), callbacks, output, max_tasks=count, progress=False, plots=False
+        env, AnswerAtOnce(), callbacks, output=output, max_tasks=count, progress=False, plots=False
     )
     start = time.perf_counter()
     runner.run()

@@ -23,6 +23,7 @@ import lifelong_gym  # noqa: F401  (registers the environment ids)
 from lifelong_gym.actions import InvalidReply
 from lifelong_gym.agents import make_agent
 from lifelong_gym.run import Callback, Runner, register_callback
+from lifelong_gym.run.report import format_report
 from lifelong_gym.session import Role
 
 REASK_NOTE = "Your reply has no valid action"
@@ -66,7 +67,8 @@ def main() -> None:
     env = gym.make("LifelongDB-v0", tasks=args.tasks)
     agent = make_agent(args.agent, env.unwrapped.tasks)
     callback = ReaskOnFormatError(max_reasks=1)
-    Runner(env, agent, [callback], args.output, max_tasks=args.max_tasks).run()
+    metrics = Runner(env, agent, [callback], output=args.output, max_tasks=args.max_tasks).run()
+    print(format_report(metrics))
     print(f"re-asked {callback.reasks} times")
     env.close()
 

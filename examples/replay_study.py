@@ -41,7 +41,7 @@ def run_study(study: Study) -> None:
     for n in study.replay_sizes:
         folder = study.output / f"replay-{n}"
         replay = ExperienceReplayCallback(n=n, budget=budget)
-        Runner(env, agent, [replay], folder, max_tasks=study.max_tasks).run()
+        Runner(env, agent, [replay], output=folder, max_tasks=study.max_tasks).run()
         folders.append(folder)
     env.close()
     runs = load_compared_runs(folders)  # lettered A, B, ... in the order of the sizes

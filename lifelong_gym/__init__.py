@@ -13,6 +13,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Callback",
     "LifelongGymError",
+    "RunSettings",
     "RunState",
     "Runner",
     "SessionControl",
@@ -39,7 +40,7 @@ register_envs()
 
 def __getattr__(name: str):
     """The run layer's public names, imported when first used (it pulls in the agents)."""
-    if name in ("Runner", "Callback", "RunState", "SessionControl"):
+    if name in ("Runner", "RunSettings", "Callback", "RunState", "SessionControl"):
         from lifelong_gym import run
 
         return getattr(run, name)

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from lifelong_gym.errors import LifelongGymError
+from lifelong_gym.errors import LifelongGymError, RunAbortedError
 from lifelong_gym.orders import ORDERS
 from lifelong_gym.run.compare import (
     comparison_warnings,
@@ -122,7 +122,7 @@ def run_with_twin(config: RunConfig) -> None:
     """Run one run and, with `stateless_baseline`, its stateless twin, then the gain."""
     runner = build_runner(config)
     try:
-        runner.run()
+        play(runner, config.progress)
         click.echo(f"results in {config.output}")
         if not config.stateless_baseline:
             return
@@ -131,13 +131,32 @@ def run_with_twin(config: RunConfig) -> None:
             click.echo(f"the stateless twin: the same stream, no callbacks, in {twin.output}")
         twin_runner = build_runner(twin, agent=runner.agent)
         try:
-            twin_runner.run()
+            play(twin_runner, config.progress)
         finally:
             close_envs(twin_runner)
         click.echo(f"results in {twin.output}")
         click.echo(format_gain(paired_gain(load_run(config.output), load_run(twin.output))))
     finally:
         close_envs(runner)
+
+
+def play(runner: Runner, progress: bool) -> None:
+    """Run the stream and, with `progress`, print its report: at the end, or where a run of
+    failures stopped it."""
+    try:
+        runner.run()
+    except RunAbortedError:
+        if progress:
+            print_report(runner)
+        raise
+    if progress:
+        print_report(runner)
+
+
+def print_report(runner: Runner) -> None:
+    """The metrics and the cost of the sessions a run has finished."""
+    click.echo(format_report(runner.metrics()))
+    click.echo(format_cost(runner.cost()))
 
 
 def close_envs(runner: Runner) -> None:

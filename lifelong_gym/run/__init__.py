@@ -14,6 +14,7 @@ from .method_callbacks import (
 )
 from .registry import CALLBACKS, make_callback, register_callback
 from .runner import Runner
+from .settings import RunSettings
 
 __all__ = [
     "CALLBACKS",
@@ -24,6 +25,7 @@ __all__ = [
     "ReasoningMemoryCallback",
     "RelevantReplayCallback",
     "RunConfig",
+    "RunSettings",
     "RunState",
     "Runner",
     "SessionControl",

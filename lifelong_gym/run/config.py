@@ -9,26 +9,28 @@ from typing import Any
 
 import gymnasium as gym
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from lifelong_gym.agents import Agent, ModelConfigError, ModelPool, make_agent
 from lifelong_gym.errors import LifelongGymError, RunConfigError
-from lifelong_gym.orders import OrderName, replicate_seeds
+from lifelong_gym.orders import replicate_seeds
 from lifelong_gym.registration import checked_env_kwargs
 from lifelong_gym.registration import make_env as make_checked_env
 from lifelong_gym.run import method_callbacks  # noqa: F401 - registers the methods' names
-from lifelong_gym.run.cost import Price, parse_price
 from lifelong_gym.run.folder import RunDirectory, replicate_folder
 from lifelong_gym.run.gain import twin_folder
 from lifelong_gym.run.probes import Probes
 from lifelong_gym.run.registry import make_callback, parse_assignment
 from lifelong_gym.run.runner import Runner
+from lifelong_gym.run.settings import RunSettings, validation_problems
 
 
-class RunConfig(BaseModel):
-    """Everything a run needs; a YAML file and the `run` command's flags both produce one."""
+class RunConfig(RunSettings):
+    """Everything a run needs; a YAML file and the `run` command's flags both produce one.
 
-    model_config = ConfigDict(extra="forbid")
+    The runner's own settings (`RunSettings`) and what builds its environment, agent,
+    callbacks and probes: `build_runner` hands the config to the runner as it is.
+    """
 
     env: str = Field("LifelongDB-v0", description="registered environment id")
     agent: str = Field("oracle", description="agent spec, e.g. oracle or model:NAME")
@@ -38,28 +40,18 @@ class RunConfig(BaseModel):
     output: Path = Field(description="output folder of the run")
     tasks: str | None = Field(None, description="task file or shipped task-set name")
     env_args: dict[str, Any] = Field(default_factory=dict, description="environment kwargs")
-    max_tasks: int | None = Field(None, ge=1, description="stop after this many tasks")
     callbacks: list[str] = Field(default_factory=list, description="NAME[:key=value,...]")
-    order: OrderName = "sample"
-    seed: int | None = None
     replicates: int = Field(
         1, ge=1, description="runs of the tasks in orders seeded seed, seed+1, ...: OUTPUT/seed-N"
     )
-    max_consecutive_failures: int | None = Field(10, ge=1)
-    concurrency: int = Field(1, ge=1, description="tasks of the stream in flight at once")
     ray: str | None = Field(
         None, description="run the environments in Ray actors: a cluster address, auto or local"
     )
     ray_resources: dict[str, float] = Field(
         default_factory=dict, description="Ray resources each environment's actor needs"
     )
-    overwrite: bool = Field(False, description="start over instead of resuming")
-    progress: bool = True
     stateless_baseline: bool = Field(
         False, description="also run the stream with no callbacks into OUTPUT/stateless"
-    )
-    price_per_mtok: str | float | None = Field(
-        None, description="dollars per million tokens: PROMPT or PROMPT,GENERATED"
     )
     probe_every: int | None = Field(
         None, ge=1, description="play the probe set before the stream and every N tasks"
@@ -82,6 +74,10 @@ class RunConfig(BaseModel):
                 "overwrite",
                 "progress",
                 "max_consecutive_failures",
+                "max_skipped_interactions",  # when to give up on a session
+                "plots",
+                "window",  # how the metrics are summed up, not what is run
+                "metrics_every",
                 "concurrency",  # the runner records it itself
                 "ray",  # where the environments run does not change the run
                 "ray_resources",
@@ -124,10 +120,6 @@ class RunConfig(BaseModel):
                 "--probe-every N and --probes PATH go together: give both (or neither)"
             )
 
-    def price(self) -> Price | None:
-        """The price per million tokens, if one was given; a bad one is one line."""
-        return None if self.price_per_mtok is None else parse_price(str(self.price_per_mtok))
-
 
 def load_run_config(path: str | Path | None, overrides: dict[str, Any]) -> RunConfig:
     """Read a YAML config (if given) and apply the flags that were set on top of it."""
@@ -146,10 +138,7 @@ def load_run_config(path: str | Path | None, overrides: dict[str, Any]) -> RunCo
     try:
         return RunConfig.model_validate(data)
     except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in error.errors()
-        )
-        raise RunConfigError(f"invalid run config: {problems}") from None
+        raise RunConfigError(f"invalid run config: {validation_problems(error)}") from None
 
 
 def yaml_problem(error: yaml.YAMLError) -> str:
@@ -176,7 +165,7 @@ def build_runner(config: RunConfig, agent: Agent | None = None) -> Runner:
     argument, a busy output folder or a changed config is refused before any model loads.
     `agent`: one already made for this config (a stateless twin's: its model loads once).
     """
-    price = config.price()
+    config.price()  # a bad price is refused before anything is made
     config.check_probes()
     callbacks = [make_callback(spec) for spec in config.callbacks]
     make = make_env if config.ray is None else _actor_env_maker(config)
@@ -212,17 +201,9 @@ def build_runner(config: RunConfig, agent: Agent | None = None) -> Runner:
         env,
         agent,
         callbacks,
-        output_dir=folder,
-        max_tasks=config.max_tasks,
-        order=config.order,
-        seed=config.seed,
-        max_consecutive_failures=config.max_consecutive_failures,
-        config=config.identity(),
-        restart=config.overwrite,
-        progress=config.progress,
-        concurrency=config.concurrency,
+        config,
+        folder=folder,
         make_env=None if config.ray is None else partial(make, config),
-        price=price,
         probes=probes,
     )
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ RUN_FILES = (
 )
 REPAIR = "the folder was edited or damaged: repair the file or start over with --overwrite"
 REPLICATE_PREFIX = "seed-"
+URL_PASSWORD = re.compile(r"(://[^:/@\s\"]+):[^@/\s\"]+@")  # mysql://user:password@host
 
 
 def replicate_folder(output: Path, seed: int) -> Path:
@@ -148,6 +150,7 @@ class RunDirectory:
         saved = self.read_json(CONFIG_FILE)
         if saved is None:
             return
+        config = without_passwords(config)
         if keys is not None:
             saved = {key: saved.get(key) for key in keys}
             config = {key: config.get(key) for key in keys}
@@ -156,8 +159,12 @@ class RunDirectory:
             raise RunDirectoryError(
                 f"{self.path} holds a run with another config ({changes}); to resume it, "
                 "run it with its own config; to start over there, pass --overwrite "
-                "(restart=True); or choose another output folder"
+                "(overwrite=True); or choose another output folder"
             )
+
+    def write_config(self, config: dict[str, Any]) -> None:
+        """Write the run's config, the passwords of its URLs masked (never on disk)."""
+        self.write_json(CONFIG_FILE, without_passwords(config))
 
     def write_json(self, name: str, data: Any) -> None:
         """Replace a JSON file of the run atomically."""
@@ -227,6 +234,11 @@ class RunDirectory:
         if self._sessions_fd is not None:
             os.close(self._sessions_fd)
             self._sessions_fd = None
+
+
+def without_passwords(config: dict[str, Any]) -> dict[str, Any]:
+    """The config with the password of every URL in it (user:password@host) as ***."""
+    return json.loads(URL_PASSWORD.sub(r"\1:***@", json.dumps(config)))
 
 
 def config_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[str]:

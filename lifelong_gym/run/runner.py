@@ -19,38 +19,25 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import re
 from collections.abc import Callable, Sequence
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-from pydantic import BaseModel
 from tqdm.auto import tqdm
 
 from lifelong_gym.agents import Agent
 from lifelong_gym.errors import RunAbortedError, RunConfigError
-from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics, compute_metrics
+from lifelong_gym.metrics import LifelongMetrics, compute_metrics
 from lifelong_gym.orders import task_order
 from lifelong_gym.run.callbacks import Callback, RunState, SessionControl, fire, state_keys
-from lifelong_gym.run.cost import CostLog, CostMeter, Price, SessionCost
-from lifelong_gym.run.cost_summary import (
-    CostSummary,
-    format_cost,
-    summarize_costs,
-    write_cost_summary,
-)
-from lifelong_gym.run.folder import (
-    CONFIG_FILE,
-    METRICS_FILE,
-    REPAIR,
-    RunDirectory,
-    RunDirectoryError,
-)
+from lifelong_gym.run.cost import CostLog, CostMeter, SessionCost
+from lifelong_gym.run.cost_summary import CostSummary, summarize_costs, write_cost_summary
+from lifelong_gym.run.folder import METRICS_FILE, REPAIR, RunDirectory, RunDirectoryError
 from lifelong_gym.run.lockstep import Lockstep
 from lifelong_gym.run.probes import Probes
-from lifelong_gym.run.report import format_report, write_plots
+from lifelong_gym.run.report import write_plots
+from lifelong_gym.run.settings import RunSettings, release_01_arguments, settings_with
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
 
 logger = logging.getLogger(__name__)
@@ -66,10 +53,6 @@ FAILURE_STATUSES = frozenset(
 )
 
 
-# the password of a URL such as mysql://user:password@host
-_URL_PASSWORD = re.compile(r"(://[^:/@\s\"]+):[^@/\s\"]+@")
-
-
 class Runner:
     """Runs an agent through the task stream of a lifelong environment.
 
@@ -77,28 +60,14 @@ class Runner:
         env: an environment whose `unwrapped` is a `LifelongEnv` (wrappers are fine).
         agent: the agent that writes the replies.
         callbacks: observers of the seven events, run in list order.
-        output_dir: where snapshots, metrics and plots go (a path, or a `RunDirectory`
-            already opened and locked, which the run then closes); None keeps it in memory.
-        max_tasks: run at most this many tasks of the stream (None: all of it).
-        order: one of `lifelong_gym.orders.ORDERS`: "sample" (the task set's order),
-            "shuffled" (a permutation by `seed`), "curriculum", "blocks" or
-            "compositional" (docs/runner.md, "Controlled streams").
-        seed: seed of the order (needed by shuffled and blocks).
-        max_consecutive_failures: stop after this many sessions in a row end in an error
-            status (environment, agent or callback errors); None never stops.
-        max_skipped_interactions: a session in which callbacks skip this many interactions
-            in a row ends as `task_unknown_error` (a guard against endless re-asking).
-        config: the user's settings, saved with the run and compared on resume.
-        restart: start over in `output_dir`, deleting a previous run's record.
-        progress: show a progress bar and print the report at the end.
-        plots: write the learning-curve and per-skill PNGs at the end.
-        metrics_every: also write `metrics.json` after every this many sessions.
-        concurrency: run up to this many tasks of the stream at once (see the module's
-            docstring for the order of events and what callbacks see).
+        settings: where the run writes, its order, when it stops (`RunSettings`, or the
+            whole `RunConfig` of a run); `fields` set its fields on top, so
+            `Runner(env, agent, output="runs/x", max_tasks=10)` is the short way.
+        folder: the output folder already opened and locked (`RunDirectory`), which the
+            run then closes; default: `settings.output` (None keeps the run in memory).
         make_env: builds each further environment that `concurrency` needs (the runner
             closes those); default `gym.make(env.spec, tasks=env.unwrapped.tasks)`: the
             same id and arguments, sharing the task set already loaded.
-        price: dollars per million tokens, to put a price on the run's cost (docs/runner.md).
         probes: a probe set played at points of the stream (`lifelong_gym.run.probes`).
     """
 
@@ -107,51 +76,25 @@ class Runner:
         env: gym.Env,
         agent: Agent,
         callbacks: Sequence[Callback] = (),
-        output_dir: str | Path | RunDirectory | None = None,
-        max_tasks: int | None = None,
+        settings: RunSettings | None = None,
         *,
-        order: str = "sample",
-        seed: int | None = None,
-        max_consecutive_failures: int | None = 10,
-        max_skipped_interactions: int = 10,
-        config: BaseModel | dict[str, Any] | None = None,
-        restart: bool = False,
-        progress: bool = True,
-        plots: bool = True,
-        window: int = DEFAULT_WINDOW,
-        metrics_every: int = 500,
-        concurrency: int = 1,
+        folder: RunDirectory | None = None,
         make_env: Callable[[], gym.Env] | None = None,
-        price: Price | None = None,
         probes: Probes | None = None,
+        **fields: Any,
     ):
-        if concurrency < 1:
-            raise RunConfigError(f"concurrency must be at least 1, got {concurrency}")
+        settings, folder, fields = release_01_arguments(settings, folder, fields)
+        self.settings = settings = settings_with(settings, fields)
         self.env = env
         self.agent = agent
         self.callbacks = list(callbacks)
-        self._folder = output_dir if isinstance(output_dir, RunDirectory) else None
-        self.output_dir = (
-            self._folder.path if self._folder else Path(output_dir) if output_dir else None
-        )
-        self.max_tasks = max_tasks
-        self.order = task_order(env.unwrapped.tasks, order, seed)
-        self.order_name, self.seed = order, seed
-        self.max_consecutive_failures = max_consecutive_failures
-        self.max_skipped_interactions = max_skipped_interactions
-        self.user_config = (
-            config.model_dump(mode="json") if isinstance(config, BaseModel) else config
-        )
-        self.restart = restart
-        self.progress = progress
-        self.plots = plots
-        self.window = window
-        self.metrics_every = metrics_every
-        self.concurrency = concurrency
+        self._folder = folder
+        self.output_dir = folder.path if folder is not None else settings.output
+        self.order = task_order(env.unwrapped.tasks, settings.order, settings.seed)
         self.make_env = make_env
         self.history: list[Session] = []
         self.costs: list[SessionCost | None] = []  # each session's, None where unrecorded
-        self.price = price
+        self.price = settings.price()
         self.probes = probes
         self._meter = CostMeter(agent)
         self._saved_states = ""
@@ -175,24 +118,24 @@ class Runner:
                 folder.close()
 
     def _run(self, folder: RunDirectory | None) -> LifelongMetrics:
-        stream = self.order[: self.max_tasks] if self.max_tasks is not None else self.order
+        stream = self.stream
         if folder is not None:
             self._open(folder)
         remaining = len(stream) - len(self.history)
-        envs = [self.env, *self._more_envs(min(self.concurrency, remaining) - 1)]
+        envs = [self.env, *self._more_envs(min(self.settings.concurrency, remaining) - 1)]
         self._bar = tqdm(
             total=len(stream),
             initial=min(len(self.history), len(stream)),
             unit="task",
-            disable=not self.progress,
+            disable=not self.settings.progress,
             dynamic_ncols=True,
         )
         self._recount()
         lockstep = Lockstep(
             self.agent,
             self.callbacks,
-            self.concurrency,
-            self.max_skipped_interactions,
+            self.settings.concurrency,
+            self.settings.max_skipped_interactions,
             self._meter,
             run=self,
             state=self.state,
@@ -205,6 +148,12 @@ class Runner:
             for env in envs[1:]:
                 env.close()
         return self._finish(folder)
+
+    @property
+    def stream(self) -> list[int]:
+        """The task indices this run plays, in order: the order, cut at `max_tasks`."""
+        cut = self.settings.max_tasks
+        return self.order[:cut] if cut is not None else self.order
 
     def _record(self, session: Session, folder: RunDirectory | None) -> None:
         """Append a finished session to the history and the run folder; stop after failures."""
@@ -223,7 +172,8 @@ class Runner:
         self._bar.update()
         self._bar.set_postfix(success=f"{state.correct / len(self.history):.1%}", refresh=False)
         failures = state.consecutive_failures
-        if self.max_consecutive_failures and failures >= self.max_consecutive_failures:
+        limit = self.settings.max_consecutive_failures
+        if limit and failures >= limit:
             self._finish(folder)
             raise RunAbortedError(
                 f"stopped after {failures} sessions in a row failed (last: "
@@ -233,7 +183,7 @@ class Runner:
 
     def _recount(self) -> None:
         """Set the run state from the history: a new run, or one resumed."""
-        total = len(self.order[: self.max_tasks] if self.max_tasks is not None else self.order)
+        total = len(self.stream)
         correct = sum(s.outcome == EvaluationOutcome.CORRECT for s in self.history)
         records = self.probes.records if self.probes is not None else []
         self.state = RunState(total, len(self.history), correct, probe_results=records)
@@ -246,7 +196,7 @@ class Runner:
                 self.agent,
                 self.callbacks,
                 self.history,
-                self.max_skipped_interactions,
+                self.settings.max_skipped_interactions,
                 run=self,
                 state=self.state,
             )
@@ -265,7 +215,8 @@ class Runner:
 
     def _copy_env(self) -> gym.Env:
         """A new environment of the same registered id, arguments and task set as `env`."""
-        needs = f"concurrency={self.concurrency} runs {self.concurrency} environments"
+        count = self.settings.concurrency
+        needs = f"concurrency={count} runs {count} environments"
         if self.env.spec is None:
             raise RunConfigError(
                 f"{needs}, and this {type(self.env.unwrapped).__name__} was not made by "
@@ -282,13 +233,13 @@ class Runner:
     def _open(self, folder: RunDirectory) -> None:
         """Start a new run in `folder`, or resume the one it holds."""
         config = self.run_config()
-        if self.restart:
+        if self.settings.overwrite:
             folder.clear()
         else:
             folder.refuse_other_config(config)
         history, states = folder.load()
         self._check_history(folder, history)
-        folder.write_json(CONFIG_FILE, config)
+        folder.write_config(config)
         self.history = history
         self.costs = CostLog(folder.path).resume(history)
         if self.probes is not None:
@@ -316,7 +267,7 @@ class Runner:
         if errors:
             raise RunAbortedError(
                 f"cannot resume: {errors[0]}; fix the callback, or start over with "
-                "--overwrite (restart=True)"
+                "--overwrite (overwrite=True)"
             )
         logger.info("resuming %s after %d sessions", folder.path, len(history))
 
@@ -342,7 +293,7 @@ class Runner:
         text = json.dumps(states, sort_keys=True, default=str)
         changed, self._saved_states = text != self._saved_states, text
         folder.append_session(session, states if changed else None)
-        if len(self.history) % self.metrics_every == 0:
+        if len(self.history) % self.settings.metrics_every == 0:
             folder.write_json(METRICS_FILE, self.metrics().model_dump(mode="json"))
 
     def _keyed_callbacks(self) -> list[tuple[str, Callback]]:
@@ -356,11 +307,8 @@ class Runner:
         if folder is not None:
             folder.write_json(METRICS_FILE, metrics.model_dump(mode="json"))
             write_cost_summary(folder.path, self.cost())
-            if self.plots and self.history:
+            if self.settings.plots and self.history:
                 write_plots(metrics, folder.path)
-        if self.progress:
-            print(format_report(metrics))
-            print(format_cost(self.cost()))
         return metrics
 
     def cost(self) -> CostSummary:
@@ -369,7 +317,7 @@ class Runner:
 
     def metrics(self) -> LifelongMetrics:
         """The metrics of the sessions finished so far."""
-        return compute_metrics(self.history, window=self.window)
+        return compute_metrics(self.history, window=self.settings.window)
 
     def run_config(self) -> dict[str, Any]:
         """What must match for a rerun to resume: environment, tasks, agent, callbacks."""
@@ -383,15 +331,15 @@ class Runner:
                 "count": len(self.order),
                 "order_sha256": hashlib.sha256(order).hexdigest()[:16],
             },
-            "order": self.order_name,
-            "seed": self.seed,
+            "order": self.settings.order,
+            "seed": self.settings.seed,
             "agent": type(self.agent).__qualname__,
             "callbacks": [type(c).__qualname__ for c in self.callbacks],
-            "user": self.user_config,
+            "user": self.settings.identity(),
         }
-        if self.concurrency > 1:  # what callbacks see depends on it (absent: one at a time)
-            config["concurrency"] = self.concurrency
+        # what callbacks see depends on the concurrency (absent: one at a time)
+        if self.settings.concurrency > 1:
+            config["concurrency"] = self.settings.concurrency
         if self.probes is not None:  # absent: a run without probes
             config["probes"] = self.probes.identity()
-        text = json.dumps(config, default=lambda o: f"<{type(o).__name__}>")
-        return json.loads(_URL_PASSWORD.sub(r"\1:***@", text))  # no passwords on disk
+        return json.loads(json.dumps(config, default=lambda o: f"<{type(o).__name__}>"))

@@ -59,7 +59,9 @@ def env(request):
 @pytest.mark.parametrize("method", METHODS)
 def test_method_through_the_runner(env, tiny, method, tmp_path):
     agent = OracleThroughModel(env.unwrapped.tasks, tiny)
-    Runner(env, agent, [make_callback(method)], tmp_path, max_tasks=TASKS, progress=False).run()
+    Runner(
+        env, agent, [make_callback(method)], output=tmp_path, max_tasks=TASKS, progress=False
+    ).run()
     sessions = [json.loads(line) for line in (tmp_path / "sessions.jsonl").open()]
     assert [s["outcome"] for s in sessions] == ["correct"] * TASKS
     last = sessions[-1]["details"]
@@ -110,7 +112,7 @@ def test_budget_keeps_replay_within_the_context_window(tiny_model_dir, tmp_path)
             env,
             agent,
             [callback],
-            tmp_path / name,
+            output=tmp_path / name,
             max_tasks=12,
             progress=False,
             max_consecutive_failures=100,

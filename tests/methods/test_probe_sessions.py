@@ -53,7 +53,7 @@ def run(folder: Path, spec: str, probe_file: Path | None) -> ProbeWatcher:
             env,
             agent,
             [make_callback(spec), watcher],
-            folder,
+            output=folder,
             max_tasks=8,
             progress=False,
             plots=False,

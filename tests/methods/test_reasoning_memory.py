@@ -98,7 +98,7 @@ def _sessions(folder) -> list[dict]:
 
 def _run(env, agent, folder, spec="reasoning_memory:k=2", tasks=6, **kwargs):
     callback = make_callback(spec)
-    Runner(env, agent, [callback], folder, max_tasks=tasks, progress=False, **kwargs).run()
+    Runner(env, agent, [callback], output=folder, max_tasks=tasks, progress=False, **kwargs).run()
     return _sessions(folder), callback
 
 
@@ -284,7 +284,9 @@ def test_a_resumed_run_continues_with_the_same_items(env, tmp_path):
     "agent", [lambda tasks: OracleAgent(tasks), lambda _tasks: ScriptedAgent(["x"])]
 )
 def test_an_agent_that_cannot_generate_is_refused_at_setup(env, tmp_path, agent):
-    runner = Runner(env, agent(env.unwrapped.tasks), [make_callback("reasoning_memory")], tmp_path)
+    runner = Runner(
+        env, agent(env.unwrapped.tasks), [make_callback("reasoning_memory")], output=tmp_path
+    )
     with pytest.raises(
         CallbackSpecError, match="distills memories with the agent's model.*has none"
     ):

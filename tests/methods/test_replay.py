@@ -65,7 +65,9 @@ def test_replay_beats_no_replay_and_relevance_beats_recency():
 def test_callbacks_through_the_runner_score_as_predicted(tmp_path, callback, n, strategy):
     env = gym.make("LifelongDB-v0", tasks=str(labelled_task_file(tmp_path, INTERLEAVED)))
     agent = SkillRecallAgent(env.unwrapped.tasks, seeds_of(INTERLEAVED))
-    runner = Runner(env, agent, [callback(n=n)], tmp_path / "run", progress=False, plots=False)
+    runner = Runner(
+        env, agent, [callback(n=n)], output=tmp_path / "run", progress=False, plots=False
+    )
     runner.run()
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert metrics["correct"] == predict(INTERLEAVED, n, strategy)
@@ -77,8 +79,12 @@ def test_replay_memory_survives_a_resume(tmp_path):
     env = gym.make("LifelongDB-v0", tasks=tasks)
     agent = SkillRecallAgent(env.unwrapped.tasks, seeds_of(INTERLEAVED))
     output = tmp_path / "run"
-    Runner(env, agent, [RelevantReplayCallback(n=1)], output, max_tasks=10, progress=False).run()
-    Runner(env, agent, [RelevantReplayCallback(n=1)], output, progress=False, plots=False).run()
+    Runner(
+        env, agent, [RelevantReplayCallback(n=1)], output=output, max_tasks=10, progress=False
+    ).run()
+    Runner(
+        env, agent, [RelevantReplayCallback(n=1)], output=output, progress=False, plots=False
+    ).run()
     metrics = json.loads((output / "metrics.json").read_text())
     assert metrics["sessions"] == len(INTERLEAVED)
     assert metrics["correct"] == predict(INTERLEAVED, 1, "relevant")
@@ -162,7 +168,9 @@ def test_with_tasks_in_flight_each_experience_keeps_its_own_opening(tmp_path):
     env = gym.make("LifelongDB-v0")
     agent = OracleAgent(env.unwrapped.tasks)
     callback = ExperienceReplayCallback(n=0)  # remembers all, replays none: openings as given
-    Runner(env, agent, [callback], tmp_path, max_tasks=6, concurrency=3, progress=False).run()
+    Runner(
+        env, agent, [callback], output=tmp_path, max_tasks=6, concurrency=3, progress=False
+    ).run()
     env.close()
     experiences = callback.method.memory.experiences
     assert len(experiences) == 6

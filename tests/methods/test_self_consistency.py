@@ -139,7 +139,7 @@ def test_the_callback_through_the_runner_matches_the_wrapper(env, tmp_path):
     agent = ModelAgent(env.unwrapped.tasks)
     agent.model = model  # the callback votes with the agent's own model
     callback = GroupSelfConsistencyCallback(groups=2, per_group=1)
-    Runner(env, agent, [callback], tmp_path / "run", progress=False, plots=False).run()
+    Runner(env, agent, [callback], output=tmp_path / "run", progress=False, plots=False).run()
     sessions = [json.loads(line) for line in (tmp_path / "run" / "sessions.jsonl").open()]
     assert all(s["outcome"] == "correct" for s in sessions)
     assert sessions[-1]["details"]["self_consistency"][0]["chosen_by"] == "majority"
@@ -158,7 +158,7 @@ def test_a_budget_trims_groups_and_may_leave_no_vote(env):
 def test_an_agent_without_a_model_is_refused_before_the_first_task(env, tmp_path):
     callback = GroupSelfConsistencyCallback()
     agent = FirstSolvedThenWrong(env.unwrapped.tasks)
-    runner = Runner(env, agent, [callback], tmp_path, progress=False, plots=False)
+    runner = Runner(env, agent, [callback], output=tmp_path, progress=False, plots=False)
     with pytest.raises(CallbackSpecError, match="votes with the agent's model.*has none"):
         runner.run()
     assert not (tmp_path / "sessions.jsonl").exists()

@@ -101,7 +101,7 @@ def run_every_path(folder: Path, **runner_kwargs) -> Runner:
         env,
         TroubledAgent(env.tasks),
         [Steering()],
-        folder,
+        output=folder,
         progress=False,
         plots=False,
         **runner_kwargs,

@@ -83,7 +83,7 @@ def planted_runner(output, stream, probes, order, seed, every, delay=0.0, concur
         env,
         learner,
         [learner],
-        output,
+        output=output,
         order=order,
         seed=seed,
         progress=False,

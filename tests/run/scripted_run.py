@@ -51,7 +51,7 @@ def scripted_run(folder: Path, sessions: int = 12, replay: int = 0) -> Path:
     try:
         callbacks = [ExperienceReplayCallback(n=replay)] if replay else []
         agent = ScriptedAgent(env.unwrapped.tasks)
-        Runner(env, agent, callbacks, folder, max_tasks=sessions, progress=False).run()
+        Runner(env, agent, callbacks, output=folder, max_tasks=sessions, progress=False).run()
     finally:
         env.close()
     return folder
@@ -62,7 +62,7 @@ def oracle_run(folder: Path, env_id: str, sessions: int, **env_kwargs) -> Path:
     env = gym.make(env_id, **env_kwargs)
     try:
         agent = OracleAgent(env.unwrapped.tasks)
-        Runner(env, agent, [], folder, max_tasks=sessions, progress=False).run()
+        Runner(env, agent, [], output=folder, max_tasks=sessions, progress=False).run()
     finally:
         env.close()
     return folder

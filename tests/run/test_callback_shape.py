@@ -49,7 +49,7 @@ class NamesOnly(Callback):
 def runner(tmp_path, callbacks, **kwargs):
     env = SumEnv()
     agent = PatternAgent(env.tasks, wrong={3})
-    return Runner(env, agent, callbacks, tmp_path / "run", progress=False, **kwargs)
+    return Runner(env, agent, callbacks, output=tmp_path / "run", progress=False, **kwargs)
 
 
 def test_handlers_get_the_runner_and_its_state_as_the_stream_goes(tmp_path):

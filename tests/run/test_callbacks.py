@@ -111,7 +111,7 @@ def test_the_reask_example_rescues_format_errors(external_dir, tmp_path):
     for name, callbacks in [("plain", []), ("reask", [example.ReaskOnFormatError()])]:
         env = gym.make("LifelongDB-v0", tasks=tasks, max_turns=4)
         agent = Sloppy(OracleAgent(env.unwrapped.tasks), example.REASK_NOTE)
-        runner = Runner(env, agent, callbacks, tmp_path / name, max_tasks=8, progress=False)
+        runner = Runner(env, agent, callbacks, output=tmp_path / name, max_tasks=8, progress=False)
         results[name] = (runner.run(), runner.history)
         env.close()
     plain, plain_history = results["plain"]

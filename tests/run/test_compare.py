@@ -32,7 +32,7 @@ def replay_runs(folder, names=("plain", "replay"), order=ORDER):
     agent = SkillRecallAgent(env.unwrapped.tasks, seeds_of(order))
     for i, name in enumerate(names):
         callbacks = [ExperienceReplayCallback(n=2 * i)]
-        Runner(env, agent, callbacks, folder / name, progress=False, plots=False).run()
+        Runner(env, agent, callbacks, output=folder / name, progress=False, plots=False).run()
     env.close()
     return [folder / name for name in names]
 
@@ -91,7 +91,7 @@ def test_compare_warns_about_other_task_streams_and_refuses_other_environments(t
 
     sums = tmp_path / "sums"
     env = SumEnv()
-    Runner(env, PatternAgent(env.tasks), [], sums, progress=False, plots=False).run()
+    Runner(env, PatternAgent(env.tasks), [], output=sums, progress=False, plots=False).run()
     result = compare(first, sums, "--plot", tmp_path / "cmp.png")
     assert result.exit_code == 1
     assert result.output.splitlines() == [

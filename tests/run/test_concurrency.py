@@ -79,7 +79,7 @@ def test_callbacks_see_exactly_the_sessions_of_tasks_before_t_minus_k_plus_one(
         env,
         PatternAgent(env.tasks, wrong={4}),
         [seen],
-        tmp_path / "run",
+        output=tmp_path / "run",
         progress=False,
         concurrency=concurrency,
         make_env=lambda: SumEnv(sum_tasks(20)),
@@ -126,7 +126,13 @@ def test_the_agent_is_asked_once_per_turn_and_a_failing_batch_fails_one_session(
     env = SumEnv(sum_tasks(16))
     agent = BatchRecorder(env.tasks)
     runner = Runner(
-        env, agent, [], None, progress=False, concurrency=4, make_env=lambda: SumEnv(sum_tasks(16))
+        env,
+        agent,
+        [],
+        output=None,
+        progress=False,
+        concurrency=4,
+        make_env=lambda: SumEnv(sum_tasks(16)),
     )
     runner.run()
     assert max(agent.batches) == 4
@@ -150,7 +156,7 @@ def test_a_served_model_gets_the_turns_of_all_sessions_in_flight_at_once(tmp_pat
             env,
             LanguageModelAgent(model),
             [],
-            tmp_path / "run",
+            output=tmp_path / "run",
             progress=False,
             concurrency=4,
             make_env=lambda: SumEnv(sum_tasks(12)),
@@ -174,7 +180,7 @@ def test_concurrency_needs_a_way_to_make_more_environments():
     env = SumEnv()
     with pytest.raises(RunConfigError, match="pass make_env"):
         Runner(env, PatternAgent(env.tasks), progress=False, concurrency=2).run()
-    with pytest.raises(RunConfigError, match="at least 1"):
+    with pytest.raises(RunConfigError, match="concurrency: .*greater than or equal to 1"):
         Runner(env, PatternAgent(env.tasks), concurrency=0)
 
 
@@ -214,8 +220,8 @@ def test_a_run_is_resumed_with_its_own_concurrency(tmp_path):
     def runner(concurrency, max_tasks=None):
         env = SumEnv()
         return Runner(
-            env, PatternAgent(env.tasks), [], tmp_path / "run", max_tasks, progress=False,
-            concurrency=concurrency, make_env=SumEnv,
+            env, PatternAgent(env.tasks), [], output=tmp_path / "run", max_tasks=max_tasks,
+            progress=False, concurrency=concurrency, make_env=SumEnv,
         )  # fmt: skip
 
     runner(3, max_tasks=5).run()

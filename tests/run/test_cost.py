@@ -35,7 +35,7 @@ def run(folder: Path, agent_of, callbacks=(), **options) -> Runner:
     env = gym.make("LifelongDB-v0")
     try:
         runner = Runner(
-            env, agent_of(env), list(callbacks), folder, max_tasks=TASKS, progress=False,
+            env, agent_of(env), list(callbacks), output=folder, max_tasks=TASKS, progress=False,
             plots=False, **options,
         )  # fmt: skip
         runner.run()

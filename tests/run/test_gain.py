@@ -42,7 +42,7 @@ def skill_recall_runs(folder, callbacks, order=ORDER):
     env = gym.make("LifelongDB-v0", tasks=str(labelled_task_file(tasks, order)))
     agent = SkillRecallAgent(env.unwrapped.tasks, seeds_of(order))
     for output, methods in ((folder, callbacks), (twin_folder(folder), [])):
-        Runner(env, agent, methods, output, progress=False, plots=False).run()
+        Runner(env, agent, methods, output=output, progress=False, plots=False).run()
     env.close()
     return load_run(folder)
 

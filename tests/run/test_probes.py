@@ -193,7 +193,7 @@ def test_report_and_compare_show_the_matrix_and_the_measures(tmp_path, task_file
 def test_a_run_without_probes_shows_none(tmp_path, task_files):
     stream, _ = task_files
     env = gym.make("LifelongDB-v0", tasks=str(stream))
-    Runner(env, OracleAgent(env.unwrapped.tasks), [], tmp_path / "run", max_tasks=3,
+    Runner(env, OracleAgent(env.unwrapped.tasks), [], output=tmp_path / "run", max_tasks=3,
            progress=False, plots=False).run()  # fmt: skip
     report = CliRunner().invoke(main, ["report", str(tmp_path / "run")], catch_exceptions=False)
     assert "AULC" not in report.output

@@ -55,14 +55,14 @@ def test_agent_text_cannot_close_its_block_or_become_markup(scripted_report):
 
 def test_tasks_that_cannot_be_loaded_are_named_on_the_page(tmp_path):
     env = SumEnv()  # a custom environment: no task loader is known for it
-    Runner(env, PatternAgent(env.tasks), [], tmp_path / "sums", progress=False).run()
+    Runner(env, PatternAgent(env.tasks), [], output=tmp_path / "sums", progress=False).run()
     report_run(tmp_path / "sums")
     page = (tmp_path / "sums" / REPORT_FILE).read_text(encoding="utf-8")
     assert 'id="task-note"' in page and "no task loader is known for" in page
 
     tasks = labelled_task_file(tmp_path, ["alpha", "beta"] * 3)
     db = gym.make("LifelongDB-v0", tasks=str(tasks))
-    Runner(db, ScriptedAgent(db.unwrapped.tasks), [], tmp_path / "db", progress=False).run()
+    Runner(db, ScriptedAgent(db.unwrapped.tasks), [], output=tmp_path / "db", progress=False).run()
     db.close()
     tasks.unlink()
     report_run(tmp_path / "db")
@@ -74,7 +74,9 @@ def test_tasks_that_cannot_be_loaded_are_named_on_the_page(tmp_path):
 def test_learning_curve_names_the_window_it_used_and_counts_sessions_in_integers(tmp_path):
     env = gym.make("LifelongDB-v0")
     folder = tmp_path / "twenty"
-    Runner(env, ScriptedAgent(env.unwrapped.tasks), [], folder, max_tasks=20, progress=False).run()
+    Runner(
+        env, ScriptedAgent(env.unwrapped.tasks), [], output=folder, max_tasks=20, progress=False
+    ).run()
     env.close()
     metrics = json.loads((folder / METRICS_FILE).read_text())
     assert metrics["learning_curve"]["window"] == 20  # not the default 50 of a longer run

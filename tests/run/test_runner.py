@@ -73,7 +73,7 @@ class Raiser(Callback):
 def make_runner(tmp_path, agent=None, callbacks=(), **kwargs):
     env = SumEnv()
     agent = agent or PatternAgent(env.tasks, wrong={3})
-    return Runner(env, agent, callbacks, tmp_path / "run", progress=False, **kwargs)
+    return Runner(env, agent, callbacks, output=tmp_path / "run", progress=False, **kwargs)
 
 
 def read_lines(tmp_path):
@@ -124,7 +124,7 @@ def test_agent_failures_become_statuses_and_the_run_goes_on(tmp_path):
     for agent, status in zip(
         agents, [SessionStatus.AGENT_UNKNOWN_ERROR, SessionStatus.AGENT_CONTEXT_LIMIT], strict=True
     ):
-        runner = Runner(SumEnv(), agent, output_dir=None, progress=False)
+        runner = Runner(SumEnv(), agent, output=None, progress=False)
         metrics = runner.run()
         failed = [s for s in runner.history if s.task_index == 5]
         assert failed[0].status == status and "the model is down" in failed[0].error
@@ -161,7 +161,7 @@ def test_resume_skips_done_tasks_and_restores_callback_state(tmp_path):
     env = SumEnv()
     agent = PatternAgent(env.tasks, wrong={3})
     resumed = Counter()
-    runner = Runner(env, agent, [resumed], tmp_path / "run", progress=False)
+    runner = Runner(env, agent, [resumed], output=tmp_path / "run", progress=False)
     runner.run()
     assert resumed.restored == 1
     assert resumed.seen == 12 and len(resumed.correct) == 11
@@ -200,7 +200,7 @@ def test_a_changed_config_refuses_to_resume_unless_restarted(tmp_path):
     make_runner(tmp_path, max_tasks=3).run()
     with pytest.raises(RunDirectoryError, match=r"order: 'sample' -> 'shuffled'.*--overwrite"):
         make_runner(tmp_path, order="shuffled", seed=1).run()
-    runner = make_runner(tmp_path, order="shuffled", seed=1, restart=True, max_tasks=2)
+    runner = make_runner(tmp_path, order="shuffled", seed=1, overwrite=True, max_tasks=2)
     runner.run()
     assert [line["task_index"] for line in read_lines(tmp_path)] == runner.order[:2]
     assert runner.order != runner.env.unwrapped.tasks.order
@@ -260,7 +260,7 @@ class BrokenStart(SumEnv):
 
 def test_an_environment_that_cannot_start_a_task_is_recorded_and_the_run_goes_on(tmp_path):
     env = BrokenStart()
-    runner = Runner(env, PatternAgent(env.tasks), output_dir=tmp_path / "run", progress=False)
+    runner = Runner(env, PatternAgent(env.tasks), output=tmp_path / "run", progress=False)
     metrics = runner.run()
     failed = next(s for s in runner.history if s.task_index == 5)
     assert failed.status == SessionStatus.TASK_ENVIRONMENT_ERROR
@@ -298,7 +298,18 @@ def sum_env_id():
 
 def test_passwords_in_environment_arguments_are_not_saved(tmp_path, sum_env_id):
     env = gym.make(sum_env_id, url="mysql://root:s3cret@db:3306/x")
-    runner = Runner(env, PatternAgent(env.unwrapped.tasks), [], tmp_path / "run", 1, progress=False)
+    runner = Runner(
+        env,
+        PatternAgent(env.unwrapped.tasks),
+        [],
+        output=tmp_path / "run",
+        max_tasks=1,
+        progress=False,
+    )
     runner.run()
     saved = (tmp_path / "run" / "config.json").read_text()
     assert "s3cret" not in saved and "mysql://root:***@db:3306/x" in saved
+    again = Runner(env, PatternAgent(env.unwrapped.tasks), output=tmp_path / "run", max_tasks=2)
+    again.settings = again.settings.model_copy(update={"progress": False})
+    again.run()  # the saved config is compared with the password masked on both sides
+    assert len(again.history) == 2

@@ -29,7 +29,7 @@ def run(folder, max_tasks=None, callbacks=()):
     env = SumEnv()
     agent = PatternAgent(env.tasks, wrong={3})
     runner = Runner(
-        env, agent, list(callbacks), folder, max_tasks=max_tasks, progress=False, plots=False
+        env, agent, list(callbacks), output=folder, max_tasks=max_tasks, progress=False, plots=False
     )
     return runner.run()
 

@@ -209,7 +209,8 @@ class OciContainer:
     are handed out by the first `exec` of the same program and environment, so that a
     fresh sandbox costs one runtime call, not three. Stopping a container kills what its
     cgroups hold (the pid namespace ends with its PID 1) and removes the runtime's state
-    of it, which is what `RUNTIME delete --force` does, without its 100 ms wait.
+    of it, which is what `RUNTIME delete --force` does, without the pause it makes before
+    it returns.
     """
 
     def __init__(

@@ -1,0 +1,111 @@
+"""The runner's own settings: where a run writes, which stream it plays, when it stops.
+
+`RunSettings` is to `Runner` what `TrainingArguments` is to `transformers.Trainer`: one
+validated object that the runner reads, never unpacked field by field. `RunConfig` (the
+settings of a whole run from YAML or the command line) extends it with what builds the
+environment, the agent and the callbacks, so the command line hands the runner its config
+as it is.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from lifelong_gym.errors import RunConfigError
+from lifelong_gym.metrics import DEFAULT_WINDOW
+from lifelong_gym.orders import OrderName
+from lifelong_gym.run.cost import Price, parse_price
+from lifelong_gym.run.folder import RunDirectory
+
+
+class RunSettings(BaseModel):
+    """What the runner does with an environment and an agent it is given."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    output: Path | None = Field(None, description="output folder of the run (None: in memory)")
+    max_tasks: int | None = Field(None, ge=1, description="stop after this many tasks")
+    order: OrderName = Field("sample", description="task order (docs/runner.md)")
+    seed: int | None = Field(None, description="seed of the order")
+    max_consecutive_failures: int | None = Field(
+        10, ge=1, description="stop after this many error statuses in a row (None: never)"
+    )
+    max_skipped_interactions: int = Field(
+        10, ge=1, description="end a session whose callbacks skip this many turns in a row"
+    )
+    concurrency: int = Field(1, ge=1, description="tasks of the stream in flight at once")
+    overwrite: bool = Field(False, description="start over instead of resuming")
+    progress: bool = Field(True, description="show a progress bar")
+    plots: bool = Field(True, description="write the learning-curve PNGs at the end")
+    window: int = Field(DEFAULT_WINDOW, ge=1, description="sessions in the rolling success")
+    metrics_every: int = Field(500, ge=1, description="write metrics.json every N sessions")
+    price_per_mtok: str | float | None = Field(
+        None, description="dollars per million tokens: PROMPT or PROMPT,GENERATED"
+    )
+
+    def price(self) -> Price | None:
+        """The price per million tokens, if one was given; a bad one is one line."""
+        return None if self.price_per_mtok is None else parse_price(str(self.price_per_mtok))
+
+    def identity(self) -> dict[str, Any] | None:
+        """The user's settings that a resumed run must match, beyond those the runner
+        records itself (environment, tasks, order, seed, agent, callbacks): none here;
+        `RunConfig` adds the specs it builds them from."""
+        return None
+
+
+def settings_with(settings: RunSettings | None, fields: dict[str, Any]) -> RunSettings:
+    """`settings` (or the defaults) with `fields` set on top, validated; a bad one is one line."""
+    base = settings if settings is not None else RunSettings()
+    if not fields:
+        return base
+    try:
+        return type(base).model_validate({**base.model_dump(), **fields})
+    except ValidationError as error:
+        raise RunConfigError(f"invalid run settings: {validation_problems(error)}") from None
+
+
+def validation_problems(error: ValidationError) -> str:
+    """Pydantic's errors as one line: each field and what is wrong with it."""
+    return "; ".join(
+        f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in error.errors()
+    )
+
+
+_RENAMED = {"output_dir": "output", "restart": "overwrite", "price": "price_per_mtok"}
+
+
+def release_01_arguments(
+    settings: Any, folder: RunDirectory | None, fields: dict[str, Any]
+) -> tuple[RunSettings | None, RunDirectory | None, dict[str, Any]]:
+    """Release 0.1's `Runner` arguments in today's terms, with a DeprecationWarning (they go
+    in 0.3): the output folder as the fourth positional argument, `output_dir=`,
+    `restart=` and `price=` (a `Price`)."""
+    old = [name for name in _RENAMED if name in fields]
+    if isinstance(settings, str | Path | RunDirectory):
+        fields, settings = {"output_dir": settings, **fields}, None
+        old.insert(0, "the output folder as fourth argument")
+    if "config" in fields:
+        raise RunConfigError(
+            "Runner(config=...) is gone: pass the run's RunConfig as settings=, whose "
+            "identity() is saved and compared on resume"
+        )
+    if not old:
+        return settings, folder, fields
+    warnings.warn(
+        f"Runner({', '.join(old)}) is release 0.1's shape and goes in 0.3: pass "
+        "output=PATH (or folder=RunDirectory), overwrite=, price_per_mtok=",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    fields = {_RENAMED.get(name, name): value for name, value in fields.items()}
+    if isinstance(fields.get("output"), RunDirectory):
+        folder = fields.pop("output")
+    price = fields.get("price_per_mtok")
+    if isinstance(price, Price):
+        fields["price_per_mtok"] = f"{price.prompt},{price.generated}"
+    return settings, folder, fields
