@@ -289,17 +289,56 @@ def generate() -> None:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=int, default=8000, show_default=True, help="Port to listen on.")
 @click.option("--env-arg", "env_args", multiple=True, help="Environment argument key=value.")
-@click.option("--max-sessions", type=int, default=8, show_default=True, help="Sessions at once.")
-def serve(env_id: str, host: str, port: int, env_args: tuple[str, ...], max_sessions: int) -> None:
+@click.option(
+    "--max-sessions",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="Sessions at once.",
+)
+@click.option("--mcp", is_flag=True, help="Serve over MCP (Streamable HTTP at /mcp) instead.")
+@click.option(
+    "--session-idle-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    help="With --mcp: close a session idle this many seconds (default 300).",
+)
+def serve(
+    env_id: str,
+    host: str,
+    port: int,
+    env_args: tuple[str, ...],
+    max_sessions: int,
+    mcp: bool,
+    session_idle_timeout: float | None,
+) -> None:
     """Serve an environment over OpenEnv's protocol: one environment per WebSocket session.
 
     Needs the openenv extra: pip install 'lifelong-gym[openenv]'. Clients connect with
     `lifelong_gym.integrations.openenv.LifelongEnvClient` (the same extra).
-    """
-    from lifelong_gym.integrations.openenv import serve as serve_openenv
 
+    With --mcp, over the Model Context Protocol instead: each MCP session plays one task
+    with the tools `start_task` and the environment's own. Needs the mcp extra (mcp 2.3,
+    in an environment without openenv): pip install 'lifelong-gym[mcp]'.
+    """
     kwargs = parse_env_args(env_args)
-    serve_openenv(env_id, kwargs, host=host, port=port, max_sessions=max_sessions)
+    if not mcp:
+        if session_idle_timeout is not None:
+            raise click.UsageError("--session-idle-timeout goes with --mcp")
+        from lifelong_gym.integrations.openenv import serve as serve_openenv
+
+        serve_openenv(env_id, kwargs, host=host, port=port, max_sessions=max_sessions)
+        return
+    from lifelong_gym.integrations.mcp import DEFAULT_SESSION_IDLE_TIMEOUT
+    from lifelong_gym.integrations.mcp import serve as serve_mcp
+
+    serve_mcp(
+        env_id,
+        kwargs,
+        host=host,
+        port=port,
+        max_sessions=max_sessions,
+        session_idle_timeout=session_idle_timeout or DEFAULT_SESSION_IDLE_TIMEOUT,
+    )
 
 
 @main.group()

@@ -18,15 +18,14 @@ for a blocking one).
 
 from __future__ import annotations
 
-import json
-import socket
 import sys
 from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
 
-from lifelong_gym.errors import ConfigError, MissingExtraError
+from lifelong_gym.errors import MissingExtraError
+from lifelong_gym.integrations.serving import listen, plain_info
 from lifelong_gym.registration import make_env
 
 try:
@@ -117,7 +116,7 @@ class GymnasiumSession(Environment[LifelongAction, LifelongObservation, Lifelong
             status="running",
         )
         tools = self.env.tools if getattr(self.env, "action_format", "") == "tools" else []
-        return LifelongObservation(text=text, info=_plain(info), tools=tools)
+        return LifelongObservation(text=text, info=plain_info(info), tools=tools)
 
     def step(
         self, action: LifelongAction, timeout_s: float | None = None, **kwargs: Any
@@ -132,7 +131,7 @@ class GymnasiumSession(Environment[LifelongAction, LifelongObservation, Lifelong
             reward=float(reward),
             done=bool(terminated or truncated),
             truncated=bool(truncated),
-            info=_plain(info),
+            info=plain_info(info),
         )
 
     @property
@@ -202,7 +201,7 @@ def serve(
     import uvicorn
 
     make_env(env_id, env_kwargs or {}).close()  # a bad id or argument fails here, once
-    listener = _listen(host, port)
+    listener = listen(host, port)
     config = uvicorn.Config(
         create_app(env_id, env_kwargs, max_sessions=max_sessions),
         log_level=log_level,
@@ -210,27 +209,6 @@ def serve(
     )
     print(f"serving {env_id} on ws://{host}:{port}/ws (Ctrl-C stops)", file=sys.stderr)
     uvicorn.Server(config).run(sockets=[listener])
-
-
-def _listen(host: str, port: int) -> socket.socket:
-    """A listening socket on host:port, or a one-line error saying why there is none."""
-    try:
-        return socket.create_server((host, port), reuse_port=False)
-    except OSError as error:
-        raise ConfigError(
-            f"cannot listen on {host}:{port} ({error.strerror or error}); "
-            "pass --port a free port (or --host an address of this machine)"
-        ) from None
-
-
-def _plain(info: Mapping[str, Any]) -> dict[str, Any]:
-    """`info` as JSON values (numpy scalars and other objects as numbers or text)."""
-    return json.loads(json.dumps(dict(info), default=_to_json))
-
-
-def _to_json(value: Any) -> Any:
-    item = getattr(value, "item", None)
-    return item() if callable(item) else str(value)
 
 
 class LifelongEnvClient(EnvClient[LifelongAction, LifelongObservation, LifelongState]):

@@ -27,11 +27,26 @@ def served(env_id: str, *env_args: str):
     command = [sys.executable, "-m", "lifelong_gym", "serve", "--env", env_id, "--port", str(port)]
     for arg in env_args:
         command += ["--env-arg", arg]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(process, url)
+    with server_process(command, lambda: _healthy(url)) as process:
         yield process, url
+
+
+@contextmanager
+def server_process(command: list[str], ready, env: dict[str, str] | None = None):
+    """Run `command` until the block ends, once `ready()` holds; yields the process."""
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+    )
+    try:
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while not ready():
+            if process.poll() is not None:
+                raise RuntimeError(f"the server exited: {process.stdout.read()}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the server was not ready within {STARTUP_SECONDS} s")
+            time.sleep(1)
+        yield process
     finally:
         process.terminate()
         try:
@@ -41,18 +56,30 @@ def served(env_id: str, *env_args: str):
             process.wait()
 
 
-def _wait_healthy(process: subprocess.Popen, url: str) -> None:
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the server exited: {process.stdout.read()}")
-        try:
-            with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(1)
-    raise RuntimeError(f"the server was not healthy within {STARTUP_SECONDS} s")
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def task_databases(mysql_url: str, pid: int) -> list[str]:
+    """The databases and accounts that the server process `pid` holds on the MySQL server."""
+    import pymysql
+
+    from lifelong_gym.envs.db.backends.mysql import PREFIX, parse_url
+
+    connection = pymysql.connect(**parse_url(mysql_url))
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW DATABASES")
+            names = [row[0] for row in cursor.fetchall()]
+            cursor.execute("SELECT User FROM mysql.user")
+            names += [f"account {row[0]}" for row in cursor.fetchall()]
+    finally:
+        connection.close()
+    return [name for name in names if PREFIX in name and f"_{pid}_" in name]
 
 
 async def play_oracle(url: str, tasks, task_index: int, action_format: str = "text") -> dict:

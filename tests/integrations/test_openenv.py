@@ -20,11 +20,16 @@ pytest.importorskip("openenv", reason="the OpenEnv server needs the openenv extr
 websockets_sync = pytest.importorskip("websockets.sync.client")
 
 from lifelong_gym.cli import main  # noqa: E402
-from lifelong_gym.envs.db.backends.mysql import PREFIX, parse_url  # noqa: E402
 from lifelong_gym.integrations.openenv import MAX_MESSAGE_BYTES  # noqa: E402
 
 from ..test_examples import run as run_example  # noqa: E402
-from .openenv_server import free_port, play_oracle, served, wait_until  # noqa: E402
+from .openenv_server import (  # noqa: E402
+    free_port,
+    play_oracle,
+    served,
+    task_databases,
+    wait_until,
+)
 
 
 @pytest.fixture(scope="module")
@@ -39,22 +44,6 @@ def db_tasks():
     env = gym.make("LifelongDB-v0")
     yield env.unwrapped.tasks
     env.close()
-
-
-def task_databases(mysql_url: str, pid: int) -> list[str]:
-    """The databases and accounts that the server process `pid` holds on the MySQL server."""
-    import pymysql
-
-    connection = pymysql.connect(**parse_url(mysql_url))
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SHOW DATABASES")
-            names = [row[0] for row in cursor.fetchall()]
-            cursor.execute("SELECT User FROM mysql.user")
-            names += [f"account {row[0]}" for row in cursor.fetchall()]
-    finally:
-        connection.close()
-    return [name for name in names if PREFIX in name and f"_{pid}_" in name]
 
 
 def ws_url(url: str, query: str = "") -> str:
