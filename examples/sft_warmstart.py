@@ -1,4 +1,4 @@
-"""A supervised warm start: SmolLM2 learns the DB tasks from the oracle's demonstrations, on CPU.
+"""A supervised warm start: SmolLM2 learns a task set from the oracle's demonstrations, on CPU.
 
 One file, read top to bottom: the config, the demonstrations, the model, TRL's
 `SFTTrainer` with the loss on the assistant's tokens only, the held-out evaluation, and
@@ -15,14 +15,16 @@ and `examples/grpo_train.py --model FOLDER` load).
 
 The evaluation plays each held-out task once in the standard environment (the benchmark's
 prompt, its turn limit, its binary reward), greedily, and prints success with its 95%
-interval, before training (`--eval-before`) and after, and per skill.
+interval, before training (`--eval-before`) and after, and per skill. The environment is the
+one the demonstrations were exported from; `--eval-env-arg KEY=VALUE` gives it arguments
+(a generated KG's graph: `--eval-env-arg graph=tasks/kg/graph.nt.gz`).
 """
 
 from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
@@ -31,11 +33,13 @@ from transformers import HfArgumentParser, TrainerCallback
 from trl import SFTConfig, SFTTrainer
 
 from lifelong_gym.agents.models.gguf import smollm2_path
+from lifelong_gym.run.config import parse_env_args
 from lifelong_gym.training import TransformersPolicy
 from lifelong_gym.training.chat_templates import training_chat_template
 from lifelong_gym.training.evaluation import HeldOutResult, evaluate_policy
 from lifelong_gym.training.policy import load_model
 from lifelong_gym.training.precision import native_bf16
+from lifelong_gym.training.sft_export import METADATA_FILE
 
 
 @dataclass
@@ -43,7 +47,7 @@ class Config:
     model: str = ""  # a model folder (`lifelong-gym model smollm2 DIR`); empty: SmolLM2's GGUF
     data: str = ""  # a folder written by `lifelong-gym export sft`
     output: str = "runs/sft-warmstart"  # the trained model's folder
-    env_id: str = "LifelongDB-v0"
+    env_id: str = ""  # empty: the env the demonstrations were exported from
     seed: int = 0
     threads: int = 2  # torch threads
     demonstrations: int = 0  # use the first this many rows (0: all)
@@ -63,6 +67,7 @@ class Config:
     time_budget_minutes: float = 0.0  # stop training after this long (0: no limit)
     # held-out evaluation
     eval_tasks: str = ""  # a task file of the env (no text shared with the training tasks)
+    eval_env_args: list[str] = field(default_factory=list)  # KEY=VALUE arguments of the env
     eval_episodes: int = 100
     eval_before: bool = False
     eval_envs: int = 8
@@ -87,6 +92,7 @@ def evaluate(model, tokenizer, config: Config, label: str) -> HeldOutResult:
         tasks=config.eval_tasks,
         episodes=config.eval_episodes,
         num_envs=config.eval_envs,
+        **parse_env_args(config.eval_env_args),
     )
     minutes = (time.monotonic() - started) / 60
     print(f"{label}: {result.summary()}  ({len(result.episodes) / minutes:.1f} episodes/min)")
@@ -108,10 +114,22 @@ class TimeBudget(TrainerCallback):
             control.should_training_stop = True
 
 
+def demonstrated_env(config: Config) -> str:
+    """The env the demonstrations were exported from (`--env-id` must agree with it)."""
+    metadata = Path(config.data) / METADATA_FILE
+    exported = json.loads(metadata.read_text())["env_id"] if metadata.is_file() else None
+    if exported and config.env_id and config.env_id != exported:
+        raise SystemExit(f"--env-id {config.env_id}: the demonstrations are of {exported}")
+    if not (exported or config.env_id):
+        raise SystemExit(f"{config.data} has no {METADATA_FILE}: name the env with --env-id")
+    return config.env_id or exported
+
+
 def train(config: Config) -> None:
     started = time.monotonic()
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
+    config.env_id = demonstrated_env(config)
     model, tokenizer = load_model(config.model or smollm2_path())
     own_template = tokenizer.chat_template
     dataset = load_dataset(config.data, split="train").select_columns(["messages"])

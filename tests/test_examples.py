@@ -113,6 +113,58 @@ def test_sft_warmstart_measures_and_saves_a_folder_that_plays_as_an_hf_agent(
     assert all(json.loads(line)["status"] for line in sessions)
 
 
+def test_sft_warmstart_on_kg_evaluates_in_the_env_of_its_demonstrations(tiny_model_dir, tmp_path):
+    """KG demonstrations of a generated graph: the held-out evaluation plays KG tasks on that
+    graph (the env read from the export, its argument from --eval-env-arg)."""
+    pytest.importorskip("trl", reason="the SFT example needs TRL: pip install 'lifelong-gym[trl]'")
+    from click.testing import CliRunner
+
+    from lifelong_gym.cli import main
+    from lifelong_gym.training.sft_export import export_sft
+
+    tasks = tmp_path / "tasks"
+    generated = CliRunner().invoke(
+        main, ["generate", "kg", "--count", "8", "--scale", "0.2", "--output", str(tasks)]
+    )
+    assert generated.exit_code == 0, generated.output
+    graph = f"graph={tasks / 'graph.nt.gz'}"
+    export_sft(
+        "LifelongKG-v0",
+        tmp_path / "data",
+        tasks=str(tasks / "default.jsonl"),
+        env_kwargs={"graph": str(tasks / "graph.nt.gz")},
+        progress=False,
+    )
+    out = run(
+        "sft_warmstart.py",
+        *("--model", str(tiny_model_dir), "--data", str(tmp_path / "data")),
+        *("--output", str(tmp_path / "model"), "--demonstrations", "2", "--warmup-ratio", "0"),
+        *("--eval-tasks", str(tasks / "default.jsonl"), "--eval-env-arg", graph),
+        *("--eval-episodes", "2", "--eval-envs", "2", "--max-new-tokens", "4"),
+    )
+    assert re.search(r"^after training: success \d\.\d{3} \(\d/2, ", out, re.M), out
+    summary = json.loads((tmp_path / "model" / "warmstart.json").read_text())
+    assert summary["config"]["env_id"] == "LifelongKG-v0"
+    kg_actions = {"get_relations", "get_neighbors", "intersection", "get_attributes"}
+    assert set(summary["after"]["per_skill"]) & kg_actions, summary["after"]["per_skill"]
+
+
+def test_sft_warmstart_refuses_an_env_other_than_its_demonstrations(sft_checkpoint, tmp_path):
+    """--env-id that contradicts the export is one line, before any model is loaded."""
+    data = Path(
+        json.loads((sft_checkpoint.folder / "warmstart.json").read_text())["config"]["data"]
+    )
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "sft_warmstart.py"), "--data", str(data)]
+        + ["--env-id", "LifelongOS-v0", "--output", str(tmp_path / "model")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip() == "--env-id LifelongOS-v0: the demonstrations are of LifelongDB-v0"
+
+
 def test_grpo_train_continues_from_a_warm_start_in_the_standard_environment(
     sft_checkpoint, tmp_path
 ):
