@@ -70,8 +70,9 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
     when the script was refused or timed out), and `answer` on tasks checked by answer.
 
     ## Arguments
-    - `tasks`: a shipped task-set name (default "default") or a task file path in our,
-      the benchmark's or AgentBench's OS format.
+    - `tasks`: a shipped task-set name (default "default"), a task file path in our,
+      the benchmark's or AgentBench's OS format, or a folder of Harbor task folders
+      (their Dockerfiles must start FROM `image`).
     - `image`: the container image (build it: `lifelong-gym build-image os`).
     - `sandbox`: "docker" (the default: containers of the Docker engine) or "oci" (a
       container per task run by crun or runc with no daemon; see docs/os.md).
@@ -142,6 +143,12 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
         if command_timeout <= 0:
             raise EnvArgumentError(f"command_timeout must be positive, got {command_timeout}")
         task_set = tasks if isinstance(tasks, TaskSet) else load_os_tasks(tasks)
+        foreign = sorted({task.image for task in task_set if task.image not in (None, image)})
+        if foreign:
+            raise EnvArgumentError(
+                f"tasks are set up on the image {', '.join(foreign)}, but this environment runs "
+                f"{image}: pass image= (an image the Docker engine holds)"
+            )
         super().__init__(
             task_set,
             max_turns=max_turns,

@@ -72,6 +72,7 @@ class OSTask(Task):
     ground_truth: ScriptItem | None = None
     answer_check: AnswerCheck | None = None
     source: str = "lifelong-gym"
+    image: str | None = None  # the image the task is set up on (Harbor's FROM); None: any
 
     def oracle_action(self, history: Sequence[ChatMessage]) -> Action:
         """Run the reference solution, then finish (or answer with what it printed)."""
@@ -213,5 +214,10 @@ def convert_record(key: str, record: dict[str, Any]) -> OSTask:
 
 
 def load_os_tasks(source: str | Path | None = None) -> TaskSet[OSTask]:
-    """Load a shipped OS task set by name, or a task file of any supported format."""
+    """Load a shipped OS task set by name, a task file of any supported format, or a
+    folder of Harbor tasks (`harbor_tasks.py`)."""
+    if source is not None and Path(source).expanduser().is_dir():
+        from lifelong_gym.envs.os.harbor_tasks import load_harbor_tasks
+
+        return load_harbor_tasks(source)
     return load_task_set(source, environment="os", default="default", convert=convert_record)
