@@ -86,7 +86,7 @@ def test_every_task_is_a_folder_with_harbors_files(shipped: Path):
 
 
 def test_folders_read_back_as_the_same_tasks(shipped: Path):
-    tasks = load_os_tasks(shipped)
+    tasks = load_harbor_tasks(shipped)
     assert tasks.indices == load_os_tasks().indices
     for task in load_os_tasks():
         read = tasks[task.index]
@@ -108,7 +108,7 @@ def test_bad_input_is_one_line(tmp_path: Path):
     not_harbor = tmp_path / "plain"
     (not_harbor / "sub").mkdir(parents=True)
     with pytest.raises(TaskFileError, match="holds no Harbor task folder"):
-        load_os_tasks(not_harbor)
+        load_harbor_tasks(not_harbor)
     result = CliRunner().invoke(
         main, ["run", "--env", "LifelongOS-v0", "--env-arg", f"tasks={not_harbor}",
                "--agent", "oracle", "--output", str(tmp_path / "run")],

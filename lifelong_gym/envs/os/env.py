@@ -22,6 +22,7 @@ from lifelong_gym.envs.os.actions import (
     from_tool_call,
     parse_action,
 )
+from lifelong_gym.envs.os.harbor_tasks import load_harbor_tasks
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 from lifelong_gym.envs.os.judge import judge, prepare
 from lifelong_gym.envs.os.prompt import opening_prompt
@@ -142,7 +143,12 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
             raise EnvArgumentError(f"shell must be 'persistent' or 'bash-c', got {shell!r}")
         if command_timeout <= 0:
             raise EnvArgumentError(f"command_timeout must be positive, got {command_timeout}")
-        task_set = tasks if isinstance(tasks, TaskSet) else load_os_tasks(tasks)
+        if isinstance(tasks, TaskSet):
+            task_set = tasks
+        elif tasks is not None and Path(tasks).expanduser().is_dir():
+            task_set = load_harbor_tasks(tasks)
+        else:
+            task_set = load_os_tasks(tasks)
         foreign = sorted({task.image for task in task_set if task.image not in (None, image)})
         if foreign:
             raise EnvArgumentError(

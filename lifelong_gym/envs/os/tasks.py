@@ -214,10 +214,5 @@ def convert_record(key: str, record: dict[str, Any]) -> OSTask:
 
 
 def load_os_tasks(source: str | Path | None = None) -> TaskSet[OSTask]:
-    """Load a shipped OS task set by name, a task file of any supported format, or a
-    folder of Harbor tasks (`harbor_tasks.py`)."""
-    if source is not None and Path(source).expanduser().is_dir():
-        from lifelong_gym.envs.os.harbor_tasks import load_harbor_tasks
-
-        return load_harbor_tasks(source)
+    """Load a shipped OS task set by name, or a task file of any supported format."""
     return load_task_set(source, environment="os", default="default", convert=convert_record)
