@@ -8,7 +8,9 @@ tests/integrations/test_harbor.py.
 
 from __future__ import annotations
 
+import io
 import json
+import tarfile
 import textwrap
 import tomllib
 from pathlib import Path
@@ -235,3 +237,45 @@ def test_exported_and_foreign_folders_play_in_the_environment(shipped: Path, os_
         assert play(env, indices[-1], [bash("echo wrong > notes.txt"), "Act: finish"]) == 0.0
     finally:
         env.close()
+
+
+def _tar(folder: Path, name: str) -> bytes:
+    """`folder` as a tar archive holding it under `name`, for `put_archive` into /."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        archive.add(folder, arcname=name)
+    return buffer.getvalue()
+
+
+def _judged(client, image: str, folder: Path, *, solve: bool) -> str:
+    """Harbor's steps by hand on a fresh container of `image`: the solution (when `solve`),
+    then tests/ copied to /tests and test.sh run; what it wrote to the reward file."""
+    container = client.containers.run(
+        image, ["sleep", "infinity"], detach=True, network_disabled=True, labels={"test": "harbor"}
+    )
+    try:
+        if solve:
+            container.put_archive("/", _tar(folder / "solution", "solution"))
+            assert container.exec_run(["bash", "/solution/solve.sh"]).exit_code == 0
+        container.put_archive("/", _tar(folder / "tests", "tests"))
+        container.exec_run(["bash", "/tests/test.sh"])
+        return container.exec_run(["cat", "/logs/verifier/reward.txt"]).output.decode()
+    finally:
+        container.remove(force=True)
+
+
+def test_exported_dockerfiles_build_offline_and_the_judge_scores_the_solution(
+    shipped: Path, os_image, docker_engine
+):
+    """Not Harbor's runner (it needs Docker's Compose V2 plugin, absent here: see
+    tests/integrations/test_harbor.py), but its steps: build environment/ with the engine
+    (no registry), run the solution, copy tests/ in, run test.sh, read the reward file."""
+    for task in list(load_os_tasks())[:3]:
+        folder = shipped / task_folder_name(task.index)
+        tag = f"lifelong-gym-harbor-test:{task.index}"
+        image, _ = docker_engine.images.build(path=str(folder / "environment"), tag=tag, rm=True)
+        try:
+            assert _judged(docker_engine, image.id, folder, solve=False) == "0\n"
+            assert _judged(docker_engine, image.id, folder, solve=True) == "1\n"
+        finally:
+            docker_engine.images.remove(image.id, force=True)
