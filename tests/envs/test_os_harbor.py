@@ -193,6 +193,13 @@ def test_folders_of_other_tools_are_read_or_skipped_with_the_reason(tmp_path: Pa
     other = write_folder(tmp_path / "other", "x", "FROM ubuntu:24.04\n", **FOREIGN_FILES)
     with pytest.raises(EnvArgumentError, match="set up on the image ubuntu:24.04"):
         gym.make("LifelongOS-v0", tasks=str(other.parent))
+    # no Dockerfile: a prebuilt image named in task.toml
+    (other / "environment" / "Dockerfile").unlink()
+    with pytest.raises(TaskFileError, match="x: neither environment/Dockerfile nor"):
+        load_harbor_tasks(other)
+    toml = f'version = "1.0"\n[environment]\ndocker_image = "{DEFAULT_IMAGE}"\n'
+    (other / "task.toml").write_text(toml)
+    assert load_harbor_tasks(other)[0].image == DEFAULT_IMAGE
 
 
 def play(env, index: int, replies: list[str] | None = None) -> float:

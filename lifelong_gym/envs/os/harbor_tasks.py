@@ -56,14 +56,6 @@ else
 fi"""
 
 
-def is_harbor_folder(path: Path) -> bool:
-    """Whether `path` is a Harbor task folder or a folder holding some."""
-    return path.is_dir() and (
-        (path / TASK_FILE).is_file()
-        or any(p.joinpath(TASK_FILE).is_file() for p in _subfolders(path))
-    )
-
-
 def load_harbor_tasks(path: str | Path) -> TaskSet[OSTask]:
     """The OS tasks of a Harbor task folder, or of a folder of them (in name order).
 
@@ -105,10 +97,16 @@ def _subfolders(root: Path) -> list[Path]:
 
 def read_task_folder(folder: Path, index: int, config: dict[str, Any]) -> OSTask:
     """One Harbor task folder as an OS task; ValueError says why it cannot be one."""
-    for name in (INSTRUCTION_FILE, DOCKERFILE, TEST_SCRIPT):
+    for name in (INSTRUCTION_FILE, TEST_SCRIPT):
         if not (folder / name).is_file():
             raise ValueError(f"no {name}")
-    image, setup, workdir = translate_dockerfile(folder / "environment")
+    prebuilt = config.get("environment", {}).get("docker_image")
+    if (folder / DOCKERFILE).is_file():
+        image, setup, workdir = translate_dockerfile(folder / "environment")
+    elif isinstance(prebuilt, str):  # a prebuilt image, set up already
+        image, setup, workdir = prebuilt, _setup_start(), IMAGE_WORKDIR
+    else:
+        raise ValueError(f"neither {DOCKERFILE} nor environment.docker_image")
     tests = folder_files(folder / "tests", "/tests")
     solution = None
     if (folder / SOLUTION_SCRIPT).is_file():
@@ -146,7 +144,7 @@ def read_task_folder(folder: Path, index: int, config: dict[str, Any]) -> OSTask
 def translate_dockerfile(context: Path) -> tuple[str, str, str]:
     """The Dockerfile's base image, its other instructions as a bash script, and the
     working directory it ends in; ValueError names an instruction that cannot be run so."""
-    lines = [f"mkdir -p /logs/agent {VERIFIER_LOGS}", "set -e", f"cd {IMAGE_WORKDIR}"]
+    lines = [_setup_start()]
     image, workdir = None, IMAGE_WORKDIR
     for keyword, argument in _instructions((context / "Dockerfile").read_text(encoding="utf-8")):
         if keyword == "FROM":
@@ -172,6 +170,11 @@ def translate_dockerfile(context: Path) -> tuple[str, str, str]:
     if image is None:
         raise ValueError("the Dockerfile has no FROM")
     return image, "\n".join(lines), workdir
+
+
+def _setup_start() -> str:
+    """What every setup begins with: Harbor's log folders, stop at the first failure."""
+    return f"mkdir -p /logs/agent {VERIFIER_LOGS}\nset -e\ncd {IMAGE_WORKDIR}"
 
 
 def _instructions(text: str) -> list[tuple[str, str]]:
