@@ -61,12 +61,14 @@ def export_harbor(
     folder = Path(out).expanduser()
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"--out {folder} is a file; give a folder")
+    existing = [folder / task_folder_name(t.index) for t in task_set]
+    existing = [target for target in existing if target.exists()]
+    if existing and not overwrite:  # checked before anything is written
+        raise ConfigError(f"{existing[0]} exists; pass --overwrite or another --out")
     skipped = list(task_set.skipped)
     written = 0
     for task in task_set:
         target = folder / task_folder_name(task.index)
-        if target.exists() and not overwrite:
-            raise ConfigError(f"{target} exists; pass --overwrite or another --out")
         try:
             files = task_files(task, image)
         except ValueError as error:
