@@ -5,7 +5,9 @@ and runs there: its task loader on every exported folder (tests/integrations/har
 and its runner (`harbor run -a oracle -e docker`) where it can work with the local Docker
 engine. Its Docker environment drives the Compose V2 plugin (`docker compose`); where that
 is absent (Debian's archive has none: its docker-compose is V1), the runner test skips
-saying so.
+saying so. (Offline, harbor 0.25 would stop next at the tasks' `network_mode =
+"no-network"`: it enforces it with an egress-control sidecar after a probe container of
+`alpine:3.23.4`, which the engine must pull from a registry.)
 """
 
 from __future__ import annotations
@@ -90,7 +92,8 @@ def _compose_missing() -> str | None:
     if done.returncode != 0:
         return (
             "harbor's Docker environment runs `docker compose` (the Compose V2 plugin), "
-            f"which this machine lacks ({done.stderr.strip().splitlines()[0]})"
+            f"which this machine lacks ({done.stderr.strip().splitlines()[0]}); past it, "
+            'network_mode = "no-network" makes harbor probe with an alpine image from a registry'
         )
     return None
 
