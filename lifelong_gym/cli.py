@@ -385,6 +385,27 @@ def export_sft(
     click.echo(f"wrote {summary.rows} demonstrations to {summary.folder}{left_out}")
 
 
+@export.command("harbor")
+@click.option("--env", "env_id", default="LifelongOS-v0", show_default=True, help="Env id (OS).")
+@click.option("--tasks", help="Task file or shipped task-set name (default: the env's own).")
+@click.option("--out", required=True, type=click.Path(), help="Folder of task folders.")
+@click.option("--image", help="The image the Dockerfiles start FROM (default: the OS image).")
+@click.option("--overwrite", is_flag=True, help="Replace task folders already in --out.")
+def export_harbor(
+    env_id: str, tasks: str | None, out: str, image: str | None, overwrite: bool
+) -> None:
+    """Each OS task as a Harbor folder: instruction, task.toml, Dockerfile, tests, solution."""
+    from lifelong_gym.envs.os.harbor_export import export_harbor as write
+    from lifelong_gym.envs.os.image import DEFAULT_IMAGE
+
+    if env_id != "LifelongOS-v0":
+        raise click.UsageError(f"--env {env_id}: Harbor tasks are shell tasks; use LifelongOS-v0")
+    summary = write(tasks, out, image=image or DEFAULT_IMAGE, overwrite=overwrite)
+    click.echo(f"wrote {summary.written} Harbor task folders to {summary.folder}")
+    for record in summary.skipped:
+        click.echo(f"left out task {record.key}: {record.reason}", err=True)
+
+
 @main.command()
 @click.argument("source")
 @click.argument("folder", type=click.Path(file_okay=False))

@@ -177,17 +177,7 @@ def load_task_set(
     """
     path, order = _resolve(source, environment=environment, default=default)
     tasks, skipped = _converted(path.resolve(), _digest(path), convert)
-    if skipped:
-        shown = "; ".join(f"{s.key}: {s.reason}" for s in skipped[:5])
-        more = f" (and {len(skipped) - 5} more)" if len(skipped) > 5 else ""
-        logger.warning(
-            "%s: skipped %d of %d records: %s%s",
-            path,
-            len(skipped),
-            len(skipped) + len(tasks),
-            shown,
-            more,
-        )
+    report_skipped(path, len(tasks), skipped)
     if not tasks:
         reasons = "; ".join(f"{s.key}: {s.reason}" for s in skipped[:3])
         raise TaskFileError(f"{path} holds no {environment} task this loader accepts ({reasons})")
@@ -195,6 +185,17 @@ def load_task_set(
         known = {t.index for t in tasks}
         order = [i for i in order if i in known]
     return TaskSet(tasks, order, name=str(source or default), skipped=skipped)
+
+
+def report_skipped(source: Path, kept: int, skipped: Sequence[SkippedRecord]) -> None:
+    """One warning naming how many records of `source` were skipped, and the first reasons."""
+    if not skipped:
+        return
+    shown = "; ".join(f"{s.key}: {s.reason}" for s in skipped[:5])
+    more = f" (and {len(skipped) - 5} more)" if len(skipped) > 5 else ""
+    logger.warning(
+        "%s: skipped %d of %d records: %s%s", source, len(skipped), len(skipped) + kept, shown, more
+    )
 
 
 def _digest(path: Path) -> bytes | None:

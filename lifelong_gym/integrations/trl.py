@@ -17,6 +17,20 @@ the observation as the tool result. `reset(**row)` starts a task (the dataset ro
 `get_reward()` is the environment's reward; an episode the model left without ending
 is scored as it stands, with the text format's status for a reply that calls no tool
 (`agent_validation_failed`).
+
+Several environments in one run (TRL's mapping form, `environment_factory={name: factory}`,
+each dataset row naming its environment in an `environment` column):
+
+    factories = environment_factories({"LifelongDB-v0": {}, "LifelongOS-v0": {"pool_size": 1}})
+    trainer = GRPOTrainer(
+        model=model,
+        args=GRPOConfig(...),
+        train_dataset=environment_dataset(factories, tasks_per_environment=100),
+        environment_factory=factories,
+    )
+
+TRL shows a row only its environment's tools and logs each environment's reward under its
+class name (`rewards/LifelongDB/mean`, `rewards/LifelongOS/mean`, ...).
 """
 
 from __future__ import annotations
@@ -24,9 +38,11 @@ from __future__ import annotations
 import inspect
 import re
 import weakref
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 import gymnasium as gym
+import numpy as np
 
 from lifelong_gym.errors import EnvArgumentError
 from lifelong_gym.extras import import_extra
@@ -114,6 +130,54 @@ def environment_factory(env_id: str, **env_kwargs: Any) -> type[ToolEnvironment]
     attributes = {"env_id": env_id, "env_kwargs": dict(env_kwargs), **methods}
     attributes["__doc__"] = f"{env_id} for TRL: the tools are {', '.join(methods)}."
     return type(name, (ToolEnvironment,), attributes)
+
+
+def environment_factories(
+    envs: Iterable[str] | Mapping[str, Mapping[str, Any]],
+) -> dict[str, type[ToolEnvironment]]:
+    """TRL's mapping form of `environment_factory`: `{env_id: class}` for several environments.
+
+    `envs` is a list of ids, or ids mapped to their keyword arguments; a dataset row picks
+    its environment with an `environment` column holding the id (`environment_dataset`).
+    """
+    chosen = dict(envs) if isinstance(envs, Mapping) else dict.fromkeys(envs, {})
+    if not chosen:
+        raise EnvArgumentError("environment_factories needs at least one environment id")
+    factories = {env_id: environment_factory(env_id, **kwargs) for env_id, kwargs in chosen.items()}
+    names = [factory.__name__ for factory in factories.values()]
+    if len(set(names)) != len(names):  # TRL keeps one reward column per class name
+        raise EnvArgumentError(f"{list(chosen)}: two ids share the reward name of {names}")
+    return factories
+
+
+def environment_dataset(
+    factories: Mapping[str, type[ToolEnvironment]],
+    *,
+    tasks_per_environment: int | None = None,
+    seed: int = 0,
+) -> Any:
+    """A `datasets.Dataset` mixing the environments' tasks for the mapping form.
+
+    One row per task, shuffled with `seed`: `environment` (the factory's key) and
+    `task_index`. `tasks_per_environment` draws that many tasks of each environment (with
+    `seed`); by default every task is in.
+    """
+    datasets = import_extra("datasets", "trl", "lifelong_gym.integrations.trl")
+    rng = np.random.default_rng(seed)
+    rows: list[dict[str, Any]] = []
+    for name, factory in factories.items():
+        instance = factory()
+        try:
+            indices = instance.task_indices
+        finally:
+            instance._close()
+        if tasks_per_environment is not None:
+            if not 1 <= tasks_per_environment <= len(indices):
+                wanted = f"tasks_per_environment={tasks_per_environment}"
+                raise EnvArgumentError(f"{wanted}: {name} has {len(indices)} tasks")
+            indices = sorted(rng.choice(indices, tasks_per_environment, replace=False).tolist())
+        rows += [{"environment": name, "task_index": int(index)} for index in indices]
+    return datasets.Dataset.from_list([rows[i] for i in rng.permutation(len(rows))])
 
 
 def tool_schemas(env_id: str) -> tuple[dict[str, Any], ...]:

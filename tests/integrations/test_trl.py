@@ -36,15 +36,21 @@ def test_the_tools_are_the_environments():
 def play_oracle(tools, oracle: OracleAgent, index: int, *, wrong: bool = False) -> float:
     """One task through the tool methods, as TRL's loop calls them; the reward TRL reads."""
     prompt = tools.reset(task_index=index, prompt=[{"role": "user", "content": ""}])
-    assert "execute_sql" in prompt
+    names = [schema["function"]["name"] for schema in tools.tool_schemas]
+    assert all(name in prompt for name in names)
     while not tools.session.finished:
         call = parse_tool_call(oracle.act(tools.session))
         if wrong and call.name == "commit_final_answer":
             call.arguments["answer"] = "certainly not the answer"
         tools_method = getattr(tools, call.name)
         tools_method(**call.arguments)
-    assert tools.execute_sql(sql="SELECT 1") == ENDED
+    assert getattr(tools, names[0])(**dict.fromkeys(_parameters(tools, names[0]), "x")) == ENDED
     return tools.get_reward()
+
+
+def _parameters(tools, name: str) -> list[str]:
+    schema = next(s for s in tools.tool_schemas if s["function"]["name"] == name)
+    return list(schema["function"]["parameters"]["properties"])
 
 
 def test_rewards_are_the_environments_own():
@@ -68,6 +74,24 @@ def test_a_call_with_wrong_arguments_is_judged_by_the_environment():
     assert tools.get_reward() == 0.0
 
 
+def two_steps(output: Path, *, batch: int):
+    """GRPO's settings for two steps of `batch` episodes (groups of 2) on the CPU."""
+    return trl.GRPOConfig(
+        output_dir=str(output),
+        max_steps=2,
+        per_device_train_batch_size=batch,
+        num_generations=2,
+        max_completion_length=12,
+        max_tool_calling_iterations=2,
+        logging_steps=1,
+        report_to=[],
+        use_cpu=True,
+        bf16=False,
+        seed=0,
+        temperature=1.0,
+    )
+
+
 def test_grpo_trainer_logs_the_environments_rewards(tiny_model_dir: Path, tmp_path: Path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl.chat_template_utils import qwen2_5_chat_template
@@ -84,22 +108,11 @@ def test_grpo_trainer_logs_the_environments_rewards(tiny_model_dir: Path, tmp_pa
             rewards.append((self.session.task_index, reward, replies))
             return reward
 
-    args = trl.GRPOConfig(
-        output_dir=str(tmp_path),
-        max_steps=2,
-        per_device_train_batch_size=4,
-        num_generations=2,
-        max_completion_length=12,
-        max_tool_calling_iterations=2,
-        logging_steps=1,
-        report_to=[],
-        use_cpu=True,
-        bf16=False,
-        seed=0,
-        temperature=1.0,
-    )
     trainer = trl.GRPOTrainer(
-        model=model, processing_class=tokenizer, args=args, environment_factory=Recorded
+        model=model,
+        processing_class=tokenizer,
+        args=two_steps(tmp_path, batch=4),
+        environment_factory=Recorded,
     )
     trainer.train()
 

@@ -22,6 +22,7 @@ from lifelong_gym.envs.os.actions import (
     from_tool_call,
     parse_action,
 )
+from lifelong_gym.envs.os.harbor_tasks import load_harbor_tasks
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 from lifelong_gym.envs.os.judge import judge, prepare
 from lifelong_gym.envs.os.prompt import opening_prompt
@@ -70,8 +71,9 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
     when the script was refused or timed out), and `answer` on tasks checked by answer.
 
     ## Arguments
-    - `tasks`: a shipped task-set name (default "default") or a task file path in our,
-      the benchmark's or AgentBench's OS format.
+    - `tasks`: a shipped task-set name (default "default"), a task file path in our,
+      the benchmark's or AgentBench's OS format, or a folder of Harbor task folders
+      (their Dockerfiles must start FROM `image`).
     - `image`: the container image (build it: `lifelong-gym build-image os`).
     - `sandbox`: "docker" (the default: containers of the Docker engine) or "oci" (a
       container per task run by crun or runc with no daemon; see docs/os.md).
@@ -141,7 +143,18 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
             raise EnvArgumentError(f"shell must be 'persistent' or 'bash-c', got {shell!r}")
         if command_timeout <= 0:
             raise EnvArgumentError(f"command_timeout must be positive, got {command_timeout}")
-        task_set = tasks if isinstance(tasks, TaskSet) else load_os_tasks(tasks)
+        if isinstance(tasks, TaskSet):
+            task_set = tasks
+        elif tasks is not None and Path(tasks).expanduser().is_dir():
+            task_set = load_harbor_tasks(tasks)
+        else:
+            task_set = load_os_tasks(tasks)
+        foreign = sorted({task.image for task in task_set if task.image not in (None, image)})
+        if foreign:
+            raise EnvArgumentError(
+                f"tasks are set up on the image {', '.join(foreign)}, but this environment runs "
+                f"{image}: pass image= (an image the Docker engine holds)"
+            )
         super().__init__(
             task_set,
             max_turns=max_turns,

@@ -72,6 +72,7 @@ class OSTask(Task):
     ground_truth: ScriptItem | None = None
     answer_check: AnswerCheck | None = None
     source: str = "lifelong-gym"
+    image: str | None = None  # the image the task is set up on (Harbor's FROM); None: any
 
     def oracle_action(self, history: Sequence[ChatMessage]) -> Action:
         """Run the reference solution, then finish (or answer with what it printed)."""
