@@ -263,3 +263,54 @@ def test_bad_arguments_are_one_error(flags: list[str], message: str, tmp_path: P
     assert done.returncode != 0
     text = " ".join((done.stdout + done.stderr).replace("│", " ").split())
     assert message in text and "Traceback" not in text
+
+
+LOAD = """
+import json, sys
+import verifiers.v1 as vf
+from lifelong_gym.errors import LifelongGymError
+from lifelong_gym.integrations.verifiers import load_environment
+
+try:
+    env = load_environment(*json.loads(sys.argv[1]), **json.loads(sys.argv[2]))
+except LifelongGymError as error:
+    print(json.dumps({"error": f"{type(error).__name__}: {error}"}))
+else:
+    rows = [task.data.model_dump(include={"task_index", "env_kwargs"}) for task in env.taskset]
+    print(json.dumps({"env": isinstance(env, vf.Env), "rows": rows}))
+"""
+
+
+def load_environment(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    """`load_environment(*args, **kwargs)` in the verifiers venv: its rows, or its error."""
+    command = [str(VF_BIN / "python"), "-c", LOAD, json.dumps(args), json.dumps(kwargs)]
+    done = subprocess.run(command, capture_output=True, text=True, env=ENV, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_load_environment_makes_one_row_per_task_in_lifelong_order():
+    env = make_env("LifelongKG-v0", {"tasks": "default"}).unwrapped
+    order = list(env.tasks.order)
+    env.close()
+    loaded = load_environment("LifelongKG-v0", split="default", max_turns=4)
+    assert loaded["env"] is True
+    assert [row["task_index"] for row in loaded["rows"]] == order
+    assert {json.dumps(row["env_kwargs"]) for row in loaded["rows"]} == {
+        json.dumps({"max_turns": 4, "tasks": "default"})
+    }
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "error"),
+    [
+        (["LifelongDX-v0"], {}, "EnvArgumentError: env 'LifelongDX-v0': no such environment id"),
+        (["LifelongDB-v0"], {"split": "nope"}, "TaskFileError: tasks='nope' is neither a file"),
+        (["LifelongDB-v0"], {"tasks": "default"}, "give the task set as split"),
+        (["LifelongDB-v0"], {"action_format": "tools"}, "play the text format"),
+        (["LifelongDB-v0"], {"max_turn": 3}, "max_turn"),
+    ],
+    ids=["env-id", "split", "tasks", "tools", "unknown-argument"],
+)
+def test_load_environment_bad_input_is_one_error(args, kwargs, error):
+    assert error in load_environment(*args, **kwargs)["error"]
