@@ -26,8 +26,8 @@ class Reply:
 class ChatServer:
     """An OpenAI-compatible chat-completions server that replays scripted replies.
 
-    With the script empty it answers with `default(request)` (by default: echo the last
-    message's content).
+    With the script empty it answers with `default(request)`, a text or a `Reply` (by
+    default: echo the last message's content). Streamed requests get server-sent events.
     """
 
     def __init__(self) -> None:
@@ -69,7 +69,8 @@ class ChatServer:
             self.most_in_flight = max(self.most_in_flight, self.in_flight)
             if self.script:
                 return self.script.popleft()
-        return Reply(content=self.default(request))
+        made = self.default(request)
+        return made if isinstance(made, Reply) else Reply(content=made)
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -95,7 +96,10 @@ class ChatServer:
                     if reply.hang:
                         time.sleep(reply.hang)
                     body = reply.body
-                    if body is None:
+                    streamed = body is None and reply.status == 200 and request.get("stream")
+                    if streamed:
+                        body = _event_stream(_completion(request, reply))
+                    elif body is None:
                         body = json.dumps(_completion(request, reply)).encode()
                 finally:
                     # no longer in flight once the answer starts: the client may send the
@@ -103,13 +107,14 @@ class ChatServer:
                     with server._lock:
                         server.in_flight -= 1
                 try:
-                    self._send(reply, body)
+                    kind = "text/event-stream" if streamed else "application/json"
+                    self._send(reply, body, kind)
                 except OSError:
                     pass  # the client gave up (a timeout test)
 
-            def _send(self, reply: Reply, body: bytes) -> None:
+            def _send(self, reply: Reply, body: bytes, kind: str = "application/json") -> None:
                 self.send_response(reply.status)
-                self.send_header("content-type", "application/json")
+                self.send_header("content-type", kind)
                 self.send_header("content-length", str(len(body)))
                 for name, value in reply.headers.items():
                     self.send_header(name, value)
@@ -140,3 +145,21 @@ def _completion(request: dict[str, Any], reply: Reply) -> dict[str, Any]:
         ],
         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
     }
+
+
+def _event_stream(completion: dict[str, Any]) -> bytes:
+    """A completion as the server-sent events of a streamed one (`stream=True`): one chunk
+    with the whole message, one with the finish reason, one with the usage, then [DONE]."""
+    choice = completion["choices"][0]
+    head = {k: completion[k] for k in ("id", "created", "model")}
+    head["object"] = "chat.completion.chunk"
+    delta = {k: v for k, v in choice["message"].items() if v is not None}
+    if "tool_calls" in delta:
+        delta["tool_calls"] = [{"index": i, **c} for i, c in enumerate(delta["tool_calls"])]
+    chunks = [
+        {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+        {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]},
+        {**head, "choices": [], "usage": completion["usage"]},
+    ]
+    events = [f"data: {json.dumps(chunk)}\n\n" for chunk in chunks] + ["data: [DONE]\n\n"]
+    return "".join(events).encode()
