@@ -4,6 +4,7 @@ from lifelong_gym.orders import task_order
 
 from .experience_replay import ExperienceReplay
 from .group_self_consistency import GroupSelfConsistency
+from .online_training import OnlineTraining
 from .reasoning_memory import ReasoningMemory
 from .task_sequence import LifelongTaskSequence
 
@@ -11,6 +12,7 @@ __all__ = [
     "ExperienceReplay",
     "GroupSelfConsistency",
     "LifelongTaskSequence",
+    "OnlineTraining",
     "ReasoningMemory",
     "task_order",
 ]

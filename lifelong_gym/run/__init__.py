@@ -12,6 +12,7 @@ from .method_callbacks import (
     ReasoningMemoryCallback,
     RelevantReplayCallback,
 )
+from .online_training import OnlineTrainingCallback
 from .registry import CALLBACKS, make_callback, register_callback
 from .runner import Runner
 from .settings import RunSettings
@@ -22,6 +23,7 @@ __all__ = [
     "Callback",
     "ExperienceReplayCallback",
     "GroupSelfConsistencyCallback",
+    "OnlineTrainingCallback",
     "ReasoningMemoryCallback",
     "RelevantReplayCallback",
     "RunConfig",

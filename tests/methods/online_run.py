@@ -1,0 +1,56 @@
+"""A stream of DB tasks with `online_training`, for the kill-and-resume test.
+
+`python -m tests.methods.online_run MODEL OUTPUT TASKS [KILL]` runs TASKS tasks with the
+tiny transformers model at MODEL (the oracle's replies, so tasks are solved and learned
+from) and an update every 2 tasks; with KILL the process kills itself with SIGKILL when the
+KILL-th stream task has been scored and its update made, before either is recorded.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+import gymnasium as gym
+
+import lifelong_gym  # noqa: F401 - registers the ids
+from lifelong_gym.agents import ModelPool, OracleAgent
+from lifelong_gym.run import Callback, Runner, make_callback
+
+SPEC = "online_training:every=2,steps=2,batch=2,lr=0.01"
+
+
+class ModelOracle(OracleAgent):
+    """The oracle's replies; `model` is the tiny transformers model the method trains."""
+
+    def __init__(self, tasks, model):
+        super().__init__(tasks)
+        self.model = model
+
+
+def tiny_model(folder) -> object:
+    """A fresh copy of the tiny model (the method puts adapters on the one it is given)."""
+    config = {"name": "tiny", "backend": "hf", "path": str(folder), "max_new_tokens": 4}
+    return ModelPool([config]).get("tiny")
+
+
+class KillAfter(Callback):
+    """Kills the process once the `count`-th stream task is scored (0: never)."""
+
+    def __init__(self, count: int):
+        self.count = count
+
+    def on_environment_complete(self, run, state, control, *, session, **kwargs):
+        if self.count and not session.probe and len(run.history) + 1 == self.count:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+if __name__ == "__main__":
+    model_dir, output, tasks, *kill = sys.argv[1:]
+    env = gym.make("LifelongDB-v0")
+    agent = ModelOracle(env.unwrapped.tasks, tiny_model(model_dir))
+    callbacks = [make_callback(SPEC), KillAfter(int(kill[0]) if kill else 0)]
+    Runner(
+        env, agent, callbacks, output=output, max_tasks=int(tasks), progress=False, plots=False
+    ).run()
