@@ -25,22 +25,17 @@ from lifelong_gym.envs.os.harbor_export import task_folder_name
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 from lifelong_gym.envs.os.tasks import load_os_tasks
 
+from .venvs import needs_venv
+
 HARBOR_VENV = Path("/opt/venvs/harbor/bin")  # made by .ci/setup.d/55-harbor.sh
 LOADER = Path(__file__).with_name("harbor_loader.py")
 
 
-def _venv_has_harbor() -> bool:
-    check = "import importlib.metadata as m; assert m.version('harbor') == '0.25.0'"
-    try:
-        done = subprocess.run([HARBOR_VENV / "python", "-c", check], capture_output=True)
-    except OSError:
-        return False
-    return done.returncode == 0
-
-
-pytestmark = pytest.mark.skipif(
-    not _venv_has_harbor(),
-    reason=f"{HARBOR_VENV}/python with harbor 0.25.0 is absent: run .ci/setup.d/55-harbor.sh",
+pytestmark = needs_venv(
+    HARBOR_VENV / "python",
+    "import importlib.metadata as m; assert m.version('harbor') == '0.25.0'",
+    "harbor 0.25.0",
+    "55-harbor.sh",
 )
 
 

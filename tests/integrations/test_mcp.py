@@ -22,6 +22,7 @@ from click.testing import CliRunner
 from lifelong_gym.cli import main
 
 from .openenv_server import free_port, server_process, task_databases, wait_until
+from .venvs import needs_venv
 
 MCP_PYTHON = Path("/opt/venvs/mcp/bin/python")  # made by .ci/setup.d/50-mcp.sh
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,17 +31,12 @@ CLIENT_SECONDS = 600
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}  # the checkout's code, not an installed copy
 
 
-def _venv_has_mcp() -> bool:
-    check = "import mcp_types, mcp.client; from importlib.metadata import version as v; "
-    check += "assert tuple(map(int, v('mcp').split('.')[:2])) >= (2, 3)"
-    try:
-        return subprocess.run([MCP_PYTHON, "-c", check], capture_output=True).returncode == 0
-    except OSError:
-        return False
-
-
-pytestmark = pytest.mark.skipif(
-    not _venv_has_mcp(), reason=f"{MCP_PYTHON} with mcp>=2.3 is absent: run .ci/setup.d/50-mcp.sh"
+pytestmark = needs_venv(
+    MCP_PYTHON,
+    "import mcp_types, mcp.client; from importlib.metadata import version as v; "
+    "assert tuple(map(int, v('mcp').split('.')[:2])) >= (2, 3)",
+    "mcp>=2.3",
+    "50-mcp.sh",
 )
 
 

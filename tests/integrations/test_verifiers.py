@@ -25,6 +25,7 @@ from ..agents.chat_server import ChatServer, Reply
 from ..agents.conftest import chat_server, llama_server  # noqa: F401 - fixtures
 from ..agents.llama_server import MODEL_NAME, LlamaServer
 from .openenv_server import task_databases
+from .venvs import needs_venv
 
 VF_BIN = Path("/opt/venvs/verifiers/bin")  # made by .ci/setup.d/56-verifiers.sh
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,19 +38,13 @@ ENV = {
 }
 
 
-def _venv_has_verifiers() -> bool:
-    check = "import verifiers.v1; from importlib.metadata import version as v; "
-    check += "assert v('verifiers').startswith('0.4.'); import shutil; assert shutil.which('uv')"
-    try:
-        done = subprocess.run([VF_BIN / "python", "-c", check], capture_output=True, env=ENV)
-    except OSError:
-        return False
-    return done.returncode == 0
-
-
-pytestmark = pytest.mark.skipif(
-    not _venv_has_verifiers(),
-    reason=f"{VF_BIN} with verifiers 0.4 and uv is absent: run .ci/setup.d/56-verifiers.sh",
+pytestmark = needs_venv(
+    VF_BIN / "python",
+    "import verifiers.v1; from importlib.metadata import version as v; "
+    "assert v('verifiers').startswith('0.4.'); import shutil; assert shutil.which('uv')",
+    "verifiers 0.4 and uv",
+    "56-verifiers.sh",
+    env=ENV,
 )
 
 
