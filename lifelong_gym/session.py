@@ -82,6 +82,15 @@ class Session(BaseModel):
 _CHAT_ROLES = {Role.USER: "user", Role.AGENT: "assistant"}
 
 
+def until_last_reply(history: Sequence[ChatMessage]) -> list[ChatMessage]:
+    """The history up to the agent's last reply: what a model took part in (the observation
+    after the last reply is never read by it)."""
+    history = list(history)
+    while history and history[-1].role != Role.AGENT:
+        history.pop()
+    return history
+
+
 def to_messages(
     history: Sequence[ChatMessage], system_prompt: str | None = None, *, tool_calls: bool = False
 ) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from typing import Any, Literal, Protocol
 
-from lifelong_gym.session import Role, Session, to_messages
+from lifelong_gym.session import Session, to_messages, until_last_reply
 
 from .experience import is_solved
 
@@ -23,6 +23,13 @@ MODES: tuple[str, ...] = ("rft",)
 """The modes that run; "grpo" (GRPO over the self-consistency groups) is not built yet."""
 DETAILS = "online_training"
 """The key of the update's record in `session.details` (and a wrapper's `info`)."""
+
+
+def check_whole(name: str, value: Any, least: int = 1, wanted: str | None = None) -> None:
+    """A ValueError naming `name` unless `value` is a whole number of at least `least`."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < least:
+        wanted = wanted or f"of at least {least}"
+        raise ValueError(f"{name}={value!r}: give a whole number {wanted}")
 
 
 class Learner(Protocol):
@@ -36,10 +43,7 @@ class Learner(Protocol):
 def conversation(session: Session, system_prompt: str | None = None) -> list[dict[str, Any]]:
     """A finished session as the chat messages the model took part in, up to its last reply
     (the observation after it is never read by a model)."""
-    history = list(session.chat_history)
-    while history and history[-1].role != Role.AGENT:
-        history.pop()
-    return to_messages(history, system_prompt)
+    return to_messages(until_last_reply(session.chat_history), system_prompt)
 
 
 class OnlineTrainingMethod:
@@ -61,10 +65,8 @@ class OnlineTrainingMethod:
         if mode not in MODES:
             raise ValueError(f"mode={mode!r} is unknown; choose rft")
         for name, value in (("every", every), ("steps", steps), ("batch", batch)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name}={value!r}: give a whole number of at least 1")
-        if not isinstance(buffer, int) or isinstance(buffer, bool) or buffer < batch:
-            raise ValueError(f"buffer={buffer!r}: give a whole number of at least batch={batch}")
+            check_whole(name, value)
+        check_whole("buffer", buffer, batch, f"of at least batch={batch}")
         self.mode, self.every, self.steps, self.batch = mode, every, steps, batch
         self.buffer_size, self.seed = buffer, seed
         self.learner: Learner | None = None

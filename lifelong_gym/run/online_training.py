@@ -16,7 +16,7 @@ from typing import Any
 
 from lifelong_gym.errors import CallbackSpecError, ConfigError
 from lifelong_gym.methods.budget import model_of
-from lifelong_gym.methods.online_training import OnlineTrainingMethod
+from lifelong_gym.methods.online_training import OnlineTrainingMethod, check_whole
 
 from .callbacks import Callback
 from .registry import register_callback
@@ -123,10 +123,8 @@ def lora_settings(lr, rank, alpha, targets, layers, max_tokens, seed) -> dict[st
     """The learner's settings from the spec, or a ValueError naming the bad one."""
     targets = [targets] if isinstance(targets, str) else list(targets)
     for name, value in (("rank", rank), ("alpha", alpha), ("max_tokens", max_tokens)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{name}={value!r}: give a whole number of at least 1")
-    if not isinstance(layers, int) or isinstance(layers, bool) or layers < 0:
-        raise ValueError(f"layers={layers!r}: give a whole number (0: every layer)")
+        check_whole(name, value)
+    check_whole("layers", layers, 0, "(0: every layer)")
     if not isinstance(lr, int | float) or isinstance(lr, bool) or not 0 < lr < 1:
         raise ValueError(f"lr={lr!r}: give a learning rate between 0 and 1")
     if not targets or not all(isinstance(t, str) and t for t in targets):

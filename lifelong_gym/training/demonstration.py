@@ -17,7 +17,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from lifelong_gym.registration import make_env
-from lifelong_gym.session import Role, to_messages
+from lifelong_gym.session import to_messages, until_last_reply
 from lifelong_gym.tool_calls import with_argument_objects
 
 logger = logging.getLogger(__name__)
@@ -115,10 +115,9 @@ def _play(
         reply = task.oracle_reply(session.chat_history, action_format)
         _, _, terminated, truncated, info = env.step(reply)
         done = terminated or truncated
-    history = list(session.chat_history)
-    while history and history[-1].role != Role.AGENT:  # the model never reads the last one
-        history.pop()
-    messages = to_messages(history, system_prompt, tool_calls=action_format == "tools")
+    messages = to_messages(
+        until_last_reply(session.chat_history), system_prompt, tool_calls=action_format == "tools"
+    )
     return Demonstration(
         messages=messages,
         task_index=index,
