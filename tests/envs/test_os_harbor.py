@@ -254,6 +254,19 @@ def _tar(folder: Path, name: str) -> bytes:
     return buffer.getvalue()
 
 
+def _copied_out(container, path: str) -> str:
+    """The text of the file at `path` in `container`, copied out (not read by a command in it).
+
+    Not `exec_run(["cat", path])`: the docker SDK reads an exec's output from the socket
+    under the HTTP reader, so output that arrives with the response's headers is lost and a
+    short, fast command can yield b"" on a busy machine (docker/docker-py#3332)."""
+    chunks, _ = container.get_archive(path)
+    with tarfile.open(fileobj=io.BytesIO(b"".join(chunks))) as archive:
+        member = archive.extractfile(archive.next())
+        assert member is not None, f"{path} is not a file"
+        return member.read().decode()
+
+
 def _judged(client, image: str, folder: Path, *, solve: bool) -> str:
     """Harbor's steps by hand on a fresh container of `image`: the solution (when `solve`),
     then tests/ copied to /tests and test.sh run; what it wrote to the reward file."""
@@ -266,7 +279,7 @@ def _judged(client, image: str, folder: Path, *, solve: bool) -> str:
             assert container.exec_run(["bash", "/solution/solve.sh"]).exit_code == 0
         container.put_archive("/", _tar(folder / "tests", "tests"))
         container.exec_run(["bash", "/tests/test.sh"])
-        return container.exec_run(["cat", "/logs/verifier/reward.txt"]).output.decode()
+        return _copied_out(container, "/logs/verifier/reward.txt")
     finally:
         container.remove(force=True)
 
