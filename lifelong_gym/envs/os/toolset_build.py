@@ -20,6 +20,9 @@ ROOT = "/.lgj"
 LOADER = ROOT + "/ld.so"
 READY = ROOT + "/ready"
 EMPTY = ROOT + "/empty"  # the judge's standard input: the agent may replace /dev/null
+MANIFEST = ROOT + "/agent-programs"
+IMAGE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+PT_INTERP, PT_GNU_STACK = 3, 0x6474E551
 MULTIARCH = "/usr/lib/x86_64-linux-gnu"
 DROPPED = ("share/doc", "share/man", "share/info", "share/locale")
 # Same-length replacements in the loader, longest first: the preload file becomes a path
@@ -44,11 +47,23 @@ MERGED = {
 
 
 def patch_loader(source: str) -> None:
-    """Copy ld.so to LOADER with LOADER_PATHS replaced."""
-    data = open(source, "rb").read()
+    """Copy ld.so to LOADER with LOADER_PATHS replaced, and make it refuse to run as a program.
+
+    Run as a program, ld.so loads any file it is given (`ld.so /usr/bin/python3`), which
+    would let a restricted agent run programs it may not execute. Its GNU_STACK header
+    becomes an empty PT_INTERP: the kernel refuses to execute it (ENOEXEC), while as the
+    interpreter of a program its headers other than PT_LOAD are not read, by the kernel or
+    by ld.so itself.
+    """
+    data = bytearray(open(source, "rb").read())
     for old, new in LOADER_PATHS:
         assert len(old) == len(new), (old, new)
         data = data.replace(old + b"\0", new + b"\0")
+    (phoff,) = struct.unpack_from("<Q", data, 32)
+    phentsize, phnum = struct.unpack_from("<HH", data, 54)
+    for number in range(phnum):
+        if struct.unpack_from("<I", data, phoff + number * phentsize)[0] == PT_GNU_STACK:
+            struct.pack_into("<I", data, phoff + number * phentsize, PT_INTERP)
     with open(LOADER, "wb") as out:
         out.write(data)
     os.chmod(LOADER, 0o755)
@@ -95,6 +110,23 @@ def relink(path: str) -> None:
         os.symlink(ROOT + target, path)
 
 
+def write_manifest(names: list[str]) -> None:
+    """MANIFEST: the real paths of the programs `names` and of their scripts' interpreters."""
+    paths = set()
+    for name in names:
+        found = shutil.which(name, path=IMAGE_PATH)
+        if found is None:  # a builtin only (cd, exit), or not in this image
+            continue
+        real = os.path.realpath(found)
+        paths.add(real)
+        with open(real, "rb") as program:
+            first = program.readline(256)
+        if first.startswith(b"#!") and first[2:].split():
+            paths.add(os.path.realpath(first[2:].split()[0].decode()))
+    with open(MANIFEST, "w") as manifest:
+        manifest.write("".join(f"{path}\n" for path in sorted(paths) if path.startswith("/usr/")))
+
+
 def main() -> None:
     """Copy /usr into ROOT, relocate it, write the loader cache, then READY."""
     if os.path.exists(READY):
@@ -118,6 +150,7 @@ def main() -> None:
     subprocess.run(["ldconfig", "-X", "-C", ROOT + "/ldso.cache", "-f", ROOT + "/ld.so.conf"],
                    check=True)  # fmt: skip
     open(EMPTY, "w").close()
+    write_manifest(sys.argv[1:])
     with open(READY, "w") as ready:
         ready.write(sys.version)
 
