@@ -68,17 +68,18 @@ echo 'PATH=/tmp/fake' >> /etc/environment
 """
 
 
-@pytest.fixture(scope="module", params=["docker", "oci"])
-def env(request):
+def hostile_env(kind: str, **options):
+    """An environment of TASKS on the sandbox `kind` (a skip where it cannot run); after its
+    test module, it is closed and must have left nothing."""
     try:
         client = docker_client()  # the OCI sandbox's root file system is exported from its image
         client.images.get(DEFAULT_IMAGE)
-        if request.param == "oci":
+        if kind == "oci":
             find_runtime(None)
     except Exception as error:  # noqa: BLE001 - no engine, image or runtime: skip with the reason
-        pytest.skip(f"no {request.param} sandbox with {DEFAULT_IMAGE}: {error}")
+        pytest.skip(f"no {kind} sandbox with {DEFAULT_IMAGE}: {error}")
     environment = LifelongOSEnv(
-        TASKS, sandbox=request.param, pool_size=2, command_timeout=3, max_turns=10
+        TASKS, sandbox=kind, pool_size=2, command_timeout=3, max_turns=10, **options
     )
     pool = environment.pool
     yield environment
@@ -87,6 +88,11 @@ def env(request):
         assert not pool.run_dir.exists()
     else:
         assert client.containers.list(all=True, filters={"label": f"{LABEL}={pool.run_id}"}) == []
+
+
+@pytest.fixture(scope="module", params=["docker", "oci"])
+def env(request):
+    yield from hostile_env(request.param)
 
 
 def play(env: LifelongOSEnv, index: int, *scripts: str, end: str = "Act: finish"):

@@ -29,12 +29,13 @@ TRUSTED_PYTHON = f"{TOOLSET_ROOT}/usr/bin/python3"
 EMPTY_FILE = f"{TOOLSET_ROOT}/empty"
 AGENT_MANIFEST = f"{TOOLSET_ROOT}/agent-programs"
 # The benchmark's 29 commands (cd, echo and exit are bash builtins too; the image has no
-# program for cd or exit), and the shell that runs them: what a restricted agent may execute.
+# program for cd or exit), the shell that runs them, and the one that awk's system(), sed's
+# `e` and vi's `:!` run commands with: what a restricted agent may execute.
 ALLOWED_COMMANDS = (
     "addgroup awk cat cd chage chgrp chmod chown chsh cp echo exit find gpasswd grep groupadd "
     "ln ls mkdir mv rm sed sleep tee touch useradd usermod vi wc".split()
 )
-AGENT_PROGRAMS = (*ALLOWED_COMMANDS, "bash")
+AGENT_PROGRAMS = (*ALLOWED_COMMANDS, "bash", "sh")
 # The image's PATH with every folder moved into the toolset: as many entries, all existing,
 # so an evaluation that inspects $PATH (AgentBench's) reads what the agent's shell has.
 TRUSTED_PATH = ":".join(
