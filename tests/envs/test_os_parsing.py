@@ -1,4 +1,4 @@
-"""The OS environment's reply parser, command filter, task converters and output capture."""
+"""The OS environment's reply parser, task converters and output capture."""
 
 from __future__ import annotations
 
