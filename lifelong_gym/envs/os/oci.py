@@ -368,7 +368,7 @@ class OciPool(SandboxPool):
             remove_run(self.run_dir)
             raise
         self.agent_programs = (
-            (self.toolset / AGENT_MANIFEST.removeprefix(TOOLSET_ROOT + "/")).read_text().split()
+            (self.toolset / AGENT_MANIFEST).read_text().split()
             if self.limits.restrict_commands
             else []
         )

@@ -27,7 +27,7 @@ TOOLSET_ROOT = "/.lgj"
 TRUSTED_BASH = f"{TOOLSET_ROOT}/usr/bin/bash"
 TRUSTED_PYTHON = f"{TOOLSET_ROOT}/usr/bin/python3"
 EMPTY_FILE = f"{TOOLSET_ROOT}/empty"
-AGENT_MANIFEST = f"{TOOLSET_ROOT}/agent-programs"
+AGENT_MANIFEST = "agent-programs"  # in the toolset's root
 # The benchmark's 29 commands (cd, echo and exit are bash builtins too; the image has no
 # program for cd or exit), the shell that runs them, and the one that awk's system(), sed's
 # `e` and vi's `:!` run commands with: what a restricted agent may execute.
@@ -87,7 +87,7 @@ def agent_programs(client: Any, image: str, toolset: str) -> list[str]:
     """AGENT_MANIFEST of a toolset volume: where the image keeps the agent's programs."""
     output = client.containers.run(
         image,
-        [f"{TOOLSET_ROOT}/usr/bin/cat", AGENT_MANIFEST],
+        [f"{TOOLSET_ROOT}/usr/bin/cat", f"{TOOLSET_ROOT}/{AGENT_MANIFEST}"],
         remove=True,
         network_mode="none",
         volumes={toolset: {"bind": TOOLSET_ROOT, "mode": "ro"}},
