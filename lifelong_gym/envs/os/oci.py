@@ -38,7 +38,7 @@ from lifelong_gym.envs.os.oci_state import (
     unmount,
 )
 from lifelong_gym.envs.os.sandbox import KEEPER, Limits, Sandbox, SandboxPool, start_shells
-from lifelong_gym.envs.os.shell import SHELL_ARGV, Channel, PipeChannel
+from lifelong_gym.envs.os.shell import AGENT_SHELL_ARGV, SHELL_ARGV, Channel, PipeChannel
 from lifelong_gym.envs.os.toolset import (
     AGENT_MANIFEST,
     EMPTY_FILE,
@@ -203,10 +203,11 @@ def init_script() -> str:
     The shells start as jobs with job control on, so that neither ignores SIGINT and
     SIGQUIT (a background job without job control does), and before KEEPER's trap.
     """
+    agent = " ".join(AGENT_SHELL_ARGV)
     shell = " ".join(SHELL_ARGV)
     judge = " ".join(f"{key}={shlex.quote(value)}" for key, value in JUDGE_ENVIRONMENT.items())
     return (
-        f"set -m; {shell} <&0 2>&1 3<&- 4>&- & {judge} {shell} <&3 >&4 2>&4 3<&- 4>&- & "
+        f"set -m; {agent} <&0 2>&1 3<&- 4>&- & {judge} {shell} <&3 >&4 2>&4 3<&- 4>&- & "
         f"set +m; exec <{EMPTY_FILE} >/dev/null 2>&1 3<&- 4>&-; {KEEPER}"
     )
 
@@ -297,7 +298,7 @@ class OciContainer:
                 for fd in container_ends:
                     os.close(fd)
         self._shells = {
-            _shell_key(SHELL_ARGV, None): PipeChannel(ours[0], ours[1]),
+            _shell_key(AGENT_SHELL_ARGV, None): PipeChannel(ours[0], ours[1]),
             _shell_key(SHELL_ARGV, JUDGE_ENVIRONMENT): PipeChannel(ours[2], ours[3]),
         }
 

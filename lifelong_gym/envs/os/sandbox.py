@@ -26,6 +26,7 @@ from typing import Any, Protocol
 from lifelong_gym.docker_engine import docker_client
 from lifelong_gym.envs.os.reaper import FUNCTIONS, kill_command, parse_pids
 from lifelong_gym.envs.os.shell import (
+    AGENT_SHELL_ARGV,
     RESTRICTED_SHELL_ARGV,
     SHELL_ARGV,
     Channel,
@@ -126,8 +127,10 @@ class Sandbox:
     """One container, the bash session the agent types into, and one for the judge.
 
     Both shells start with the container, ahead of need: a new exec is slow, slower on a
-    busy engine (docs/os.md). The agent never types into the judge's shell,
-    which runs only toolset programs and is the one that ends the agent's processes.
+    busy engine (docs/os.md). The agent cannot type into the judge's shell (the judge holds
+    a capability no agent process has, `start_shells` checks it), which runs only toolset
+    programs and is the one that ends the agent's processes. The evaluation runs in a judge
+    shell started after they were ended.
     """
 
     container: Container
@@ -136,7 +139,7 @@ class Sandbox:
     limits: Limits = field(default_factory=Limits)
     # processes of the task itself (PID 1, its setup's background programs): never the agent's
     baseline: frozenset[int] = frozenset()
-    agent_argv: list[str] = field(default_factory=lambda: SHELL_ARGV)  # starts the agent's bash
+    agent_argv: list[str] = field(default_factory=lambda: AGENT_SHELL_ARGV)  # the agent's bash
 
     def run(self, script: str, mode: Mode, *, timeout: float, limit: int) -> CommandResult:
         """Run a script in the agent's shell; an overrun ends every process of the agent.
@@ -262,9 +265,13 @@ class Sandbox:
         return result
 
     def end_agent(self) -> None:
-        """End the agent's shell and every process it started, before the evaluation."""
+        """End the agent's shell and every process it started, before the evaluation; the
+        evaluation gets a judge shell that no agent process ever saw."""
         self.shell.close()
         self.end_agent_processes()
+        if self.judge is not None:
+            self.judge.close()
+            self.judge = None
 
     def remove(self) -> None:
         """Remove the container (and everything running in it)."""
@@ -278,15 +285,35 @@ class Sandbox:
 
 
 def start_shells(container: Container, limits: Limits) -> Sandbox:
-    """The sandbox of a new container: the agent's shell and the judge's, started now."""
+    """The sandbox of a new container: the agent's shell and the judge's, started now.
+
+    SandboxError when the judge holds no capability the agent's shell lacks (a container
+    started without CAP_AUDIT_WRITE): the agent could then write into the judge's shell.
+    """
     try:
         shell = ShellSession(container.exec)
         judge = ShellSession(container.exec, trusted=True)
         judge.run(FUNCTIONS, Mode.PERSISTENT, timeout=30, limit=1000)
+        agent_has = _capabilities(shell, "CapEff")
+        if _capabilities(judge, "CapPrm") & ~agent_has == 0:
+            raise SandboxError(
+                "the container's processes lack CAP_AUDIT_WRITE, which keeps the agent out of "
+                "the judge's shell: run the containers with Docker's default capabilities"
+            )
     except BaseException:
         container.remove()
         raise
     return Sandbox(container, shell, judge, limits)
+
+
+def _capabilities(shell: ShellSession, kind: str) -> int:
+    """The shell's capability set `kind` (CapEff, CapPrm), from its /proc status."""
+    script = f'while read -r key value; do [[ $key == {kind}: ]] && echo "$value"; done'
+    result = shell.run(script + " </proc/$$/status", Mode.PERSISTENT, timeout=30, limit=100)
+    try:
+        return int(result.output.strip(), 16)
+    except ValueError:
+        raise SandboxError(f"the container's shell showed no {kind}: {result.output!r}") from None
 
 
 _LIVE_POOLS: weakref.WeakSet[SandboxPool] = weakref.WeakSet()

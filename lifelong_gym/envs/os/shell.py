@@ -29,13 +29,21 @@ from lifelong_gym.envs.os.toolset import (
     JUDGE_ENVIRONMENT,
     TRUSTED_BASH,
     TRUSTED_PYTHON,
+    TRUSTED_SETPRIV,
 )
 from lifelong_gym.truncation import truncate_stream
 
 _FRAME_HEADER = struct.Struct(">BxxxL")
-SHELL_ARGV = [TRUSTED_BASH, "--noprofile", "--norc"]  # every session's program
-# The same bash, once restricted to the agent's programs (restricted_shell.py)
+SHELL_ARGV = [TRUSTED_BASH, "--noprofile", "--norc"]  # the judge's shell
+# The agent's: the same bash, without CAP_AUDIT_WRITE (of no use in a container's own pid
+# namespace) for it and every process it starts. The judge keeps it, so the kernel refuses
+# every agent process the judge's descriptors (/proc/PID/fd), memory and tracing: a process
+# may reach those of another of its user id only when it holds every capability the other has.
+WITHOUT_JUDGE_CAPABILITY = [TRUSTED_SETPRIV, "--bounding-set=-audit_write", "--"]
+AGENT_SHELL_ARGV = [*WITHOUT_JUDGE_CAPABILITY, *SHELL_ARGV]
+# The agent's bash, once restricted to the agent's programs (restricted_shell.py)
 RESTRICTED_SHELL_ARGV = [
+    *WITHOUT_JUDGE_CAPABILITY,
     TRUSTED_PYTHON,
     "-I",
     "-S",
@@ -275,12 +283,13 @@ class ShellSession:
 
     A `trusted` shell (the judge's) sees only toolset programs (JUDGE_ENVIRONMENT) and
     reads the toolset's empty file as input, not the container's /dev/null. `argv` is the
-    program that starts the bash (SHELL_ARGV, or RESTRICTED_SHELL_ARGV).
+    program that starts the bash (by default SHELL_ARGV for the judge, AGENT_SHELL_ARGV for
+    the agent; or RESTRICTED_SHELL_ARGV).
     """
 
-    def __init__(self, start: Starter, *, trusted: bool = False, argv: list[str] = SHELL_ARGV):
+    def __init__(self, start: Starter, *, trusted: bool = False, argv: list[str] | None = None):
         self._starter = start
-        self.argv = argv
+        self.argv = argv or (SHELL_ARGV if trusted else AGENT_SHELL_ARGV)
         self.environment = JUDGE_ENVIRONMENT if trusted else None
         self.stdin = EMPTY_FILE if trusted else "/dev/null"
         self.pid: int | None = None

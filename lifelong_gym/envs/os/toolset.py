@@ -26,6 +26,7 @@ from lifelong_gym.errors import SandboxError
 TOOLSET_ROOT = "/.lgj"
 TRUSTED_BASH = f"{TOOLSET_ROOT}/usr/bin/bash"
 TRUSTED_PYTHON = f"{TOOLSET_ROOT}/usr/bin/python3"
+TRUSTED_SETPRIV = f"{TOOLSET_ROOT}/usr/bin/setpriv"
 EMPTY_FILE = f"{TOOLSET_ROOT}/empty"
 AGENT_MANIFEST = "agent-programs"  # in the toolset's root
 # The benchmark's 29 commands (cd, echo and exit are bash builtins too; the image has no
