@@ -224,12 +224,12 @@ def test_a_command_written_to_the_judges_input_does_not_run(env):
     judge_input = f"/proc/{sandbox.judge.pid}/fd/0"
     written = WRITE_TO_EVERY_INPUT.format(line="touch /tmp/injected-$$")  # the shell's pid
     observation, *_ = env.step(f"Act: bash\n\n```bash\n{written}\n```")
-    assert f"{judge_input}: Permission denied" in observation
     # the judge's next command would run the line first, had it been queued
     check = sandbox.run_judged(
         f"test -e /tmp/injected-{sandbox.judge.pid}", Mode.PERSISTENT, timeout=10, limit=100
     )
     assert check.exit_code == 1
+    assert f"{judge_input}: Permission denied" in observation
     _, reward, *_ = env.step("Act: finish")
     assert reward == 0.0
 
