@@ -129,8 +129,7 @@ class Sandbox:
     Both shells start with the container, ahead of need: a new exec is slow, slower on a
     busy engine (docs/os.md). The agent cannot type into the judge's shell (the judge holds
     a capability no agent process has, `start_shells` checks it), which runs only toolset
-    programs and is the one that ends the agent's processes. The evaluation runs in a judge
-    shell started after they were ended.
+    programs and is the one that ends the agent's processes.
     """
 
     container: Container
@@ -265,13 +264,9 @@ class Sandbox:
         return result
 
     def end_agent(self) -> None:
-        """End the agent's shell and every process it started, before the evaluation; the
-        evaluation gets a judge shell that no agent process ever saw."""
+        """End the agent's shell and every process it started, before the evaluation."""
         self.shell.close()
         self.end_agent_processes()
-        if self.judge is not None:
-            self.judge.close()
-            self.judge = None
 
     def remove(self) -> None:
         """Remove the container (and everything running in it)."""
