@@ -96,8 +96,9 @@ def test_a_shell_started_after_a_timeout_is_restricted_too(env):
 @pytest.mark.timeout(120)
 def test_the_judges_shell_cannot_be_typed_into(env):
     # Landlock keeps the agent from opening the descriptors of processes outside its
-    # domain: without it, the OCI judge's shell reads this line, and the evaluation's
-    # `bash -c` becomes a function that succeeds
+    # domain, as the judge's extra capability does (test_os.py): were both missing, the
+    # judge's shell would read this line, and the evaluation's `bash -c` would become a
+    # function that succeeds
     inject = "for f in /proc/[0-9]*/fd/0; do echo 'bash() { return 0; }' > $f; done; true"
     reward, _ = play(env, FILE, inject)
     assert reward == 0.0
