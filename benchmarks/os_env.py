@@ -8,9 +8,12 @@
 - the engine's floor: bare containers started and removed, three at a time;
 - fresh sandboxes (a container with its two shells, created and removed) per second:
   the OCI sandbox vs the Docker sandbox, interleaved;
+- `restrict_commands=True` against off: reset and a trivial action on both sandboxes, the
+  two taking turns task by task (`--only restriction` measures just this);
 - the load average at the start and at the end.
 
 Run: python benchmarks/os_env.py [--resets 40] [--actions 200] [--tasks 100] [--fresh 20]
+[--only restriction]
 """
 
 from __future__ import annotations
@@ -180,6 +183,50 @@ def bench_fresh(count: int) -> dict[str, list[float]]:
     return times
 
 
+def bench_restriction(kind: str, count: int) -> dict[bool, tuple[list[float], list[float]]]:
+    """Reset and trivial-action seconds on the sandbox `kind`, without and with
+    `restrict_commands`, the two environments taking turns task by task."""
+    envs = {
+        restrict: gym.make("LifelongOS-v0", pool_size=3, sandbox=kind, restrict_commands=restrict)
+        for restrict in (False, True)
+    }
+    times: dict[bool, tuple[list[float], list[float]]] = {r: ([], []) for r in envs}
+    try:
+        for _ in range(count):
+            for restrict, env in envs.items():
+                time.sleep(0.4)  # an agent thinks between tasks; the pool refills meanwhile
+                start = time.perf_counter()
+                env.reset(options={"task_index": 0})
+                times[restrict][0].append(time.perf_counter() - start)
+                start = time.perf_counter()
+                env.step("Act: bash\n\n```bash\nls /root\n```")
+                times[restrict][1].append(time.perf_counter() - start)
+                env.step("Act: finish")
+    finally:
+        for env in envs.values():
+            env.close()
+    return times
+
+
+def print_restriction(count: int) -> None:
+    """`restrict_commands=True` against off, on both sandboxes, side by side."""
+    print(f"{'restrict_commands':<34}{'off':>16}{'on':>16}{'ratio':>10}")
+    for kind in ("docker", "oci"):
+        times = bench_restriction(kind, count)
+        for index, what in enumerate(("reset", "ls action")):
+            for level, pick in (("p50", 0), ("p95", 1)):
+                off = percentiles(times[False][index])[pick]
+                on = percentiles(times[True][index])[pick]
+                name = f"{kind} {what} {level} (ms)"
+                print(f"{name:<34}{off:>16.2f}{on:>16.2f}{on / off:>9.2f}x")
+
+
+def print_load(load_before: tuple[float, float, float]) -> None:
+    """The load average at the start and now."""
+    loads = [f"{a:.1f}/{b:.1f}/{c:.1f}" for a, b, c in (load_before, os.getloadavg())]
+    print(f"load average (1/5/15 min) at the start: {loads[0]}, at the end: {loads[1]}")
+
+
 def main() -> None:
     """Run the measurements and print them side by side."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -187,10 +234,15 @@ def main() -> None:
     parser.add_argument("--actions", type=int, default=200)
     parser.add_argument("--tasks", type=int, default=100)
     parser.add_argument("--fresh", type=int, default=20)
+    parser.add_argument("--only", choices=["restriction"], default=None)
     args = parser.parse_args()
     client = docker_client()
     load_os_tasks()  # fail early on a broken install
     load_before = os.getloadavg()
+    if args.only == "restriction":
+        print_restriction(args.resets)
+        print_load(load_before)
+        return
 
     pooled, reference = bench_reset(client, args.resets)
     shell, exec_run = bench_action(args.actions)
@@ -224,8 +276,9 @@ def main() -> None:
         label = f"{args.tasks} oracle tasks (s) ({name})"
         print(f"{label:<34}{oci_seconds:>16.2f}{other:>16.2f}{other / oci_seconds:>9.1f}x")
     print(f"OCI oracle solved: {oci_solved}/{args.tasks}")
-    loads = [f"{a:.1f}/{b:.1f}/{c:.1f}" for a, b, c in (load_before, os.getloadavg())]
-    print(f"load average (1/5/15 min) at the start: {loads[0]}, at the end: {loads[1]}")
+    print()
+    print_restriction(args.resets)
+    print_load(load_before)
 
 
 if __name__ == "__main__":

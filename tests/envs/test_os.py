@@ -105,9 +105,22 @@ def test_oracle_solves_the_whole_shipped_set(env):
     assert run_oracle(env, env.unwrapped.tasks.order) == []
 
 
-def test_oracle_solves_every_agentbench_task_the_loader_accepts(sandbox, external_dir):
+def test_oracle_solves_the_whole_shipped_set_with_the_29_commands_only(sandbox):
+    # every reference solution of ours runs with the benchmark's commands alone
+    environment = gym.make("LifelongOS-v0", pool_size=2, restrict_commands=True, **sandbox)
+    try:
+        assert run_oracle(environment, environment.unwrapped.tasks.order) == []
+    finally:
+        environment.close()
+
+
+@pytest.mark.parametrize("restrict", [False, True], ids=["all-programs", "29-commands"])
+def test_oracle_solves_every_agentbench_task_the_loader_accepts(sandbox, external_dir, restrict):
+    """Every task, or with the 29 commands only, every task whose reference runs no other
+    program: AgentBench's references use sort, xargs, tr, du, getent, ... which the
+    benchmark's agent does not have; each task the oracle misses then shows the refusal."""
     files = sorted((external_dir / "agentbench/data/os_interaction/data").rglob("*.json"))
-    accepted = skipped = 0
+    accepted = skipped = refused = 0
     for path in files:
         try:
             tasks = load_os_tasks(path)
@@ -118,16 +131,33 @@ def test_oracle_solves_every_agentbench_task_the_loader_accepts(sandbox, externa
         accepted += len(tasks)
         skipped += len(tasks.skipped)
         assert all(s.reason for s in tasks.skipped)
-        environment = gym.make("LifelongOS-v0", tasks=tasks, pool_size=2, **sandbox)
+        environment = gym.make(
+            "LifelongOS-v0", tasks=tasks, pool_size=2, restrict_commands=restrict, **sandbox
+        )
         try:
             failed = run_oracle(environment, tasks.order)
             # some of AgentBench's answers are read off the live host (7/bootstrap.json's
             # sixth: the share of memory in use, which the judge reads again after the
             # agent): on a busy machine it moves between the two, so a miss is played again
-            assert run_oracle(environment, failed) == [], path
+            failed = run_oracle(environment, failed)
+            if restrict:
+                for index in failed:
+                    assert "Permission denied" in reference_output(environment, index), index
+                refused += len(failed)
+            else:
+                assert failed == [], path
         finally:
             environment.close()
     assert (accepted, skipped) == (141, 29)
+    print(f"{refused} of {accepted} references need a program outside the 29 commands")
+
+
+def reference_output(env, index: int) -> str:
+    """The observation of the reference solution's script on task `index`."""
+    env.reset(options={"task_index": index})
+    agent = OracleAgent(env.unwrapped.tasks)
+    observation, *_ = env.step(agent.act(env.unwrapped.session))
+    return observation
 
 
 def test_persistent_shell_keeps_directory_and_variables(env):
@@ -235,20 +265,6 @@ def test_reply_without_an_action_fails_validation_and_is_scored(env):
     assert terminated and reward == 0.0
     assert info["status"] == SessionStatus.AGENT_VALIDATION_FAILED.value
     assert observation.startswith("Invalid reply: the reply has no line `Act: bash`")
-
-
-def test_restricted_commands_name_the_refused_one(client):
-    environment = gym.make("LifelongOS-v0", restrict_commands=True, pool_size=1)
-    try:
-        environment.reset(options={"task_index": 0})
-        observation, done = act(environment, "ls / | grep etc && curl -s x")
-        assert not done and "`curl`" in observation and "not run" in observation
-        observation, _ = act(environment, "ls / | grep etc")
-        assert observation == OUTPUT_PREFIX + "etc\n"
-        *_, info = environment.step("Act: finish")
-        assert info["exit_codes"] == [None, 0]  # the refused script did not run
-    finally:
-        environment.close()
 
 
 def _containers(client, run_id: str | None = None) -> list:

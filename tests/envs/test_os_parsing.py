@@ -1,11 +1,11 @@
-"""The OS environment's reply parser, command filter, task converters and output capture."""
+"""The OS environment's reply parser, task converters and output capture."""
 
 from __future__ import annotations
 
 import pytest
 
 from lifelong_gym.actions import InvalidReply
-from lifelong_gym.envs.os.actions import ActionError, disallowed_commands, parse_action
+from lifelong_gym.envs.os.actions import parse_action
 from lifelong_gym.envs.os.judge import compare_answer
 from lifelong_gym.envs.os.shell import _Capture, ansi_c_quote
 from lifelong_gym.envs.os.tasks import convert_record, from_agentbench, from_benchmark
@@ -37,14 +37,6 @@ def test_finish_and_answer(reply, kind, content):
 def test_replies_without_a_valid_action_are_refused(reply):
     parsed = parse_action(reply)
     assert isinstance(parsed, InvalidReply) and parsed.reason
-
-
-def test_command_filter_uses_a_bash_parser():
-    script = "X=1 ls | grep a && cd /tmp; echo $(whoami) > f; f() { wc; }; f; /usr/bin/curl x"
-    assert disallowed_commands(script) == ["curl", "whoami"]
-    assert disallowed_commands("for i in 1 2; do rm $i; done; echo 'curl is text'") == []
-    with pytest.raises(ActionError, match="could not be parsed"):
-        disallowed_commands('echo "open')
 
 
 def test_ansi_c_quote_round_trips_every_byte():

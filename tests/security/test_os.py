@@ -14,6 +14,7 @@ from lifelong_gym.envs.os import LifelongOSEnv
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 from lifelong_gym.envs.os.oci import OciPool, find_runtime
 from lifelong_gym.envs.os.sandbox import LABEL, docker_client
+from lifelong_gym.envs.os.shell import Mode
 from lifelong_gym.envs.os.tasks import AnswerCheck, Checker, OSTask, ScriptItem
 from lifelong_gym.tasks import TaskSet
 
@@ -68,17 +69,18 @@ echo 'PATH=/tmp/fake' >> /etc/environment
 """
 
 
-@pytest.fixture(scope="module", params=["docker", "oci"])
-def env(request):
+def hostile_env(kind: str, **options):
+    """An environment of TASKS on the sandbox `kind` (a skip where it cannot run); after its
+    test module, it is closed and must have left nothing."""
     try:
         client = docker_client()  # the OCI sandbox's root file system is exported from its image
         client.images.get(DEFAULT_IMAGE)
-        if request.param == "oci":
+        if kind == "oci":
             find_runtime(None)
     except Exception as error:  # noqa: BLE001 - no engine, image or runtime: skip with the reason
-        pytest.skip(f"no {request.param} sandbox with {DEFAULT_IMAGE}: {error}")
+        pytest.skip(f"no {kind} sandbox with {DEFAULT_IMAGE}: {error}")
     environment = LifelongOSEnv(
-        TASKS, sandbox=request.param, pool_size=2, command_timeout=3, max_turns=10
+        TASKS, sandbox=kind, pool_size=2, command_timeout=3, max_turns=10, **options
     )
     pool = environment.pool
     yield environment
@@ -87,6 +89,11 @@ def env(request):
         assert not pool.run_dir.exists()
     else:
         assert client.containers.list(all=True, filters={"label": f"{LABEL}={pool.run_id}"}) == []
+
+
+@pytest.fixture(scope="module", params=["docker", "oci"])
+def env(request):
+    yield from hostile_env(request.param)
 
 
 def play(env: LifelongOSEnv, index: int, *scripts: str, end: str = "Act: finish"):
@@ -200,3 +207,39 @@ def test_proc_sys_mount_and_network_do_not_reach_the_host(env):
     assert reward == 0.0
     assert "ESCAPED" not in texts[0], texts[0]
     assert texts[0].rstrip().endswith("lo")  # the only network interface: its own loopback
+
+
+# Writes `{line}` to the standard input of every process, the judge's shell among them: once
+# now, and (in the background) every 10 ms until the agent's processes are ended.
+WRITE_TO_EVERY_INPUT = """printf '%s\\n' '{line}' > /tmp/line
+echo 'for f in /proc/[0-9]*/fd/0; do cat /tmp/line > $f; done' > /tmp/write
+. /tmp/write
+setsid bash -c 'while sleep 0.01; do . /tmp/write; done' >/dev/null 2>&1 &"""
+
+
+@pytest.mark.timeout(300)
+def test_a_command_written_to_the_judges_input_does_not_run(env):
+    env.reset(options={"task_index": FILE})
+    sandbox = env.unwrapped.sandbox
+    judge_input = f"/proc/{sandbox.judge.pid}/fd/0"
+    written = WRITE_TO_EVERY_INPUT.format(line="touch /tmp/injected-$$")  # the shell's pid
+    observation, *_ = env.step(f"Act: bash\n\n```bash\n{written}\n```")
+    # the judge's next command would run the line first, had it been queued
+    check = sandbox.run_judged(
+        f"test -e /tmp/injected-{sandbox.judge.pid}", Mode.PERSISTENT, timeout=10, limit=100
+    )
+    assert check.exit_code == 1
+    assert f"{judge_input}: Permission denied" in observation
+    _, reward, *_ = env.step("Act: finish")
+    assert reward == 0.0
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("index", [FILE, PYTHON])
+def test_functions_written_to_the_judges_input_do_not_score(env, index):
+    # a `bash` or `python3` that succeeds, and a killer that kills nothing
+    line = "bash() { return 0; }; python3() { return 0; }; __lg_kill() { echo 0; }"
+    reward, _ = play(env, index, WRITE_TO_EVERY_INPUT.format(line=line))
+    assert reward == 0.0
+    reward, _ = play(env, index, solution(index), WRITE_TO_EVERY_INPUT.format(line=line))
+    assert reward == 1.0

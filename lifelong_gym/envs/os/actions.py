@@ -1,4 +1,4 @@
-"""The agent's reply format in the OS environment, its observations, and the command filter."""
+"""The agent's reply format in the OS environment, and its observations."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from lifelong_gym.actions import InvalidReply
-from lifelong_gym.errors import ActionError
 from lifelong_gym.tool_calls import ToolCall, call_arguments, function_schema
 
 OUTPUT_PREFIX = "The output of the OS:\n\n"
@@ -16,17 +15,6 @@ EMPTY_OUTPUT = "The output of the OS is empty."
 _ACT = re.compile(r"^\s*Act:\s*(bash|finish|answer\s*\()", re.IGNORECASE | re.MULTILINE)
 _ANSWER = re.compile(r"Act:\s*answer\s*\((.*)\)", re.IGNORECASE | re.DOTALL)
 _BASH_BLOCK = re.compile(r"```(?:bash|sh|shell)?[ \t]*\n(.*?)```", re.DOTALL)
-
-# The benchmark's 29 commands, plus the shell builtins and keywords any script uses.
-ALLOWED_COMMANDS = frozenset(
-    "addgroup awk cat cd chage chgrp chmod chown chsh cp echo exit find gpasswd grep groupadd "
-    "ln ls mkdir mv rm sed sleep tee touch useradd usermod vi wc".split()
-)
-SHELL_BUILTINS = frozenset(
-    ": . [ [[ alias break builtin command continue declare eval export false getopts hash "
-    "let local printf pwd read readonly return set shift source test true type ulimit umask "
-    "unalias unset wait".split()
-)
 
 
 @dataclass(frozen=True)
@@ -111,35 +99,3 @@ def format_output(output: str) -> str:
 def observation_output(observation: str) -> str:
     """The command output an observation reports (empty if it reports none)."""
     return observation[len(OUTPUT_PREFIX) :] if observation.startswith(OUTPUT_PREFIX) else ""
-
-
-def disallowed_commands(script: str) -> list[str]:
-    """The commands of `script` outside the benchmark's set, by a real bash parser.
-
-    Raises ActionError when the script cannot be parsed.
-    """
-    import bashlex
-
-    try:
-        trees = bashlex.parse(script)
-    except Exception as error:  # bashlex raises its own errors and assertion failures
-        raise ActionError(f"the script could not be parsed: {error}") from None
-    commands: set[str] = set()
-    functions: set[str] = set()
-
-    class Collector(bashlex.ast.nodevisitor):
-        def visitcommand(self, node, parts):  # noqa: ANN001, ANN202 (bashlex's signature)
-            for part in parts:
-                if part.kind == "word":
-                    commands.add(part.word.rsplit("/", 1)[-1])
-                    return
-                if part.kind not in ("assignment", "redirect"):
-                    return
-
-        def visitfunction(self, node, name, body, parts):  # noqa: ANN001, ANN202
-            functions.add(name.word)
-
-    for tree in trees:
-        Collector().visit(tree)
-    allowed = ALLOWED_COMMANDS | SHELL_BUILTINS | functions
-    return sorted(name for name in commands if name not in allowed)

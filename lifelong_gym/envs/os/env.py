@@ -16,8 +16,6 @@ from lifelong_gym.core import (
 from lifelong_gym.envs.os.actions import (
     TOOLS,
     Action,
-    ActionError,
-    disallowed_commands,
     format_output,
     from_tool_call,
     parse_action,
@@ -53,7 +51,7 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
     Text: the opening prompt after `reset`; after a command, `The output of the OS:` and
     its output (head and tail kept past `max_output_length`, with the number of characters
     cut), or `The output of the OS is empty.`; notes when a command was stopped by the
-    timeout or refused by the command filter.
+    timeout.
 
     ## Rewards
     1.0 when the finished task is correct, else 0.0, given on the step that ends it.
@@ -68,7 +66,7 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
     Terminated on `finish`, `answer` or an unparsable reply; truncated after `max_turns`
     replies (the task is still scored, as in the reference). The session's details (and the
     last step's `info`) hold `exit_codes`: one per script the agent sent, in order (None
-    when the script was refused or timed out), and `answer` on tasks checked by answer.
+    when the script timed out), and `answer` on tasks checked by answer.
 
     ## Arguments
     - `tasks`: a shipped task-set name (default "default"), a task file path in our,
@@ -85,7 +83,9 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
       (each action in a new `bash -c`, exactly as the reference).
     - `command_timeout`: seconds before a command's whole process session is killed.
     - `max_output_length`: characters of command output shown per action.
-    - `restrict_commands`: allow only the benchmark's 29 commands plus shell builtins.
+    - `restrict_commands`: the agent's shell executes only the benchmark's 29 commands
+      (and bash, and what they need); any other program fails as `Permission denied`
+      (enforced by the kernel, see docs/security.md; needs Landlock, Linux 5.13+).
     - `network`: give containers a network (off by default).
     - `max_turns`, `max_observation_length` (16,000), `max_action_length` (100,000),
       `render_mode`: as every environment of the suite.
@@ -168,7 +168,7 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
         self.command_timeout = command_timeout
         self.max_output_length = max_output_length
         self.restrict_commands = restrict_commands
-        limits = Limits(network=network)
+        limits = Limits(network=network, restrict_commands=restrict_commands)
         if sandbox == "oci":
             from lifelong_gym.envs.os.oci import OciPool
 
@@ -210,18 +210,6 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
         if parsed.kind == "answer":
             self.answer = parsed.content
             return Interaction("", done=True)
-        if self.restrict_commands:
-            try:
-                refused = disallowed_commands(parsed.content)
-            except ActionError as error:
-                self.exit_codes.append(None)
-                return Interaction(f"The script was not run: {error}.")
-            if refused:
-                self.exit_codes.append(None)
-                names = ", ".join(f"`{name}`" for name in refused)
-                return Interaction(
-                    f"The script was not run: {names} is not among the allowed commands."
-                )
         assert self.sandbox is not None
         result = self.sandbox.run(
             parsed.content, self.mode, timeout=self.command_timeout, limit=self.max_output_length

@@ -16,7 +16,8 @@ _UNITS = {"": 1, "b": 1, "byte": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "m"
 
 
 def prepare(sandbox: Sandbox, task: OSTask) -> None:
-    """Run the task's initialization script, then start its background program if any."""
+    """Run the task's initialization script, then start its background program if any;
+    then restrict the agent's shell to its programs, if the sandbox's limits say so."""
     if task.initialization is not None:
         item = task.initialization
         mode = Mode.PYTHON if item.language == "python" else Mode.DETACHED
@@ -31,6 +32,8 @@ def prepare(sandbox: Sandbox, task: OSTask) -> None:
             "for _ in $(seq 20); do kill -0 $started 2>/dev/null || break; sleep 0.05; done"
         )
         sandbox.run(script, Mode.DETACHED, timeout=SETUP_TIMEOUT, limit=10_000)
+    if sandbox.limits.restrict_commands:
+        sandbox.restrict_agent()
     sandbox.remember_task_processes()
 
 

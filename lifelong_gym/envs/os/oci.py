@@ -38,8 +38,14 @@ from lifelong_gym.envs.os.oci_state import (
     unmount,
 )
 from lifelong_gym.envs.os.sandbox import KEEPER, Limits, Sandbox, SandboxPool, start_shells
-from lifelong_gym.envs.os.shell import SHELL_ARGV, Channel, PipeChannel
-from lifelong_gym.envs.os.toolset import EMPTY_FILE, JUDGE_ENVIRONMENT, TOOLSET_ROOT, TRUSTED_BASH
+from lifelong_gym.envs.os.shell import AGENT_SHELL_ARGV, SHELL_ARGV, Channel, PipeChannel
+from lifelong_gym.envs.os.toolset import (
+    AGENT_MANIFEST,
+    EMPTY_FILE,
+    JUDGE_ENVIRONMENT,
+    TOOLSET_ROOT,
+    TRUSTED_BASH,
+)
 from lifelong_gym.errors import EnvArgumentError, SandboxError
 
 logger = logging.getLogger(__name__)
@@ -89,9 +95,18 @@ def memory_bytes(text: str) -> int:
 
 
 def bundle_config(
-    root: Path, toolset: Path, limits: Limits, *, args: list[str], toolset_writable: bool = False
+    root: Path,
+    toolset: Path,
+    limits: Limits,
+    *,
+    args: list[str],
+    toolset_writable: bool = False,
+    agent_programs: list[str] | tuple[str, ...] = (),
 ) -> dict[str, Any]:
-    """The OCI runtime configuration of one container."""
+    """The OCI runtime configuration of one container.
+
+    `agent_programs` (image paths) get the toolset's read-only copies mounted over them.
+    """
     memory = memory_bytes(limits.memory)
     open_files = resource.getrlimit(resource.RLIMIT_NOFILE)[1]  # the host's, as Docker gives
     namespaces = ["pid", "mount", "ipc", "uts", "cgroup"] + ([] if limits.network else ["network"])
@@ -151,6 +166,15 @@ def bundle_config(
                 "source": str(toolset),
                 "options": ["rbind", "nosuid", "nodev", "rw" if toolset_writable else "ro"],
             },
+            *(
+                {
+                    "destination": path,
+                    "type": "bind",
+                    "source": f"{toolset}{path}",
+                    "options": ["bind", "nosuid", "nodev", "ro"],
+                }
+                for path in agent_programs
+            ),
         ],
         "linux": {
             "namespaces": [{"type": kind} for kind in namespaces],
@@ -179,10 +203,11 @@ def init_script() -> str:
     The shells start as jobs with job control on, so that neither ignores SIGINT and
     SIGQUIT (a background job without job control does), and before KEEPER's trap.
     """
+    agent = " ".join(AGENT_SHELL_ARGV)
     shell = " ".join(SHELL_ARGV)
     judge = " ".join(f"{key}={shlex.quote(value)}" for key, value in JUDGE_ENVIRONMENT.items())
     return (
-        f"set -m; {shell} <&0 2>&1 3<&- 4>&- & {judge} {shell} <&3 >&4 2>&4 3<&- 4>&- & "
+        f"set -m; {agent} <&0 2>&1 3<&- 4>&- & {judge} {shell} <&3 >&4 2>&4 3<&- 4>&- & "
         f"set +m; exec <{EMPTY_FILE} >/dev/null 2>&1 3<&- 4>&-; {KEEPER}"
     )
 
@@ -273,7 +298,7 @@ class OciContainer:
                 for fd in container_ends:
                     os.close(fd)
         self._shells = {
-            _shell_key(SHELL_ARGV, None): PipeChannel(ours[0], ours[1]),
+            _shell_key(AGENT_SHELL_ARGV, None): PipeChannel(ours[0], ours[1]),
             _shell_key(SHELL_ARGV, JUDGE_ENVIRONMENT): PipeChannel(ours[2], ours[3]),
         }
 
@@ -343,6 +368,11 @@ class OciPool(SandboxPool):
         except BaseException:
             remove_run(self.run_dir)
             raise
+        self.agent_programs = (
+            (self.toolset / AGENT_MANIFEST).read_text().split()
+            if self.limits.restrict_commands
+            else []
+        )
         self._start_making()
 
     def _container(self, args: list[str], *, toolset: Path, writable: bool) -> OciContainer:
@@ -351,7 +381,12 @@ class OciPool(SandboxPool):
             name = f"{self.run_id[:12]}-{self._count}"
         folder = self.run_dir / name
         config = bundle_config(
-            folder / "rootfs", toolset, self.limits, args=args, toolset_writable=writable
+            folder / "rootfs",
+            toolset,
+            self.limits,
+            args=args,
+            toolset_writable=writable,
+            agent_programs=() if writable else self.agent_programs,
         )
         return OciContainer(
             self.runtime, self.state, folder, self.rootfs, config, self.in_background

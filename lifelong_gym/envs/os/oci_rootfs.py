@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lifelong_gym.envs.os.oci_state import STATE_ROOT
-from lifelong_gym.envs.os.toolset import BUILD_TIMEOUT
+from lifelong_gym.envs.os.toolset import BUILD_TIMEOUT, build_argv
 from lifelong_gym.errors import SandboxError
 
 CACHE = STATE_ROOT / "cache"
@@ -86,19 +86,19 @@ MakeContainer = Callable[..., Any]
 
 def ensure_dir_toolset(rootfs: Path, make: MakeContainer) -> Path:
     """The toolset folder of `rootfs`, built first in a container from `make` if absent."""
-    script = (Path(__file__).with_name("toolset_build.py")).read_text()
+    argv = build_argv()
     stamp = rootfs / "var/lib/dpkg/status"  # changes whenever a package is installed
     changed = stamp.stat().st_mtime_ns if stamp.exists() else 0
-    key = hashlib.sha256(f"{rootfs}\0{changed}\0{script}".encode()).hexdigest()[:12]
+    key = hashlib.sha256("\0".join([str(rootfs), str(changed), *argv]).encode()).hexdigest()[:12]
     target = CACHE / f"toolset-{key}"
     with _locked(target):
         if not (target / "ready").exists():
-            _build_into(target, lambda folder: _build_toolset(folder, make, script))
+            _build_into(target, lambda folder: _build_toolset(folder, make, argv))
     return target
 
 
-def _build_toolset(folder: Path, make: MakeContainer, script: str) -> None:
-    container = make(["python3", "-c", script], toolset=folder, writable=True)
+def _build_toolset(folder: Path, make: MakeContainer, argv: list[str]) -> None:
+    container = make(argv, toolset=folder, writable=True)
     try:
         status, log = container.run_to_end(BUILD_TIMEOUT)
     finally:

@@ -25,8 +25,22 @@ from typing import Any, Protocol
 
 from lifelong_gym.docker_engine import docker_client
 from lifelong_gym.envs.os.reaper import FUNCTIONS, kill_command, parse_pids
-from lifelong_gym.envs.os.shell import Channel, CommandResult, DockerChannel, Mode, ShellSession
-from lifelong_gym.envs.os.toolset import TOOLSET_ROOT, TRUSTED_BASH, ensure_toolset
+from lifelong_gym.envs.os.shell import (
+    AGENT_SHELL_ARGV,
+    RESTRICTED_SHELL_ARGV,
+    SHELL_ARGV,
+    Channel,
+    CommandResult,
+    DockerChannel,
+    Mode,
+    ShellSession,
+)
+from lifelong_gym.envs.os.toolset import (
+    TOOLSET_ROOT,
+    TRUSTED_BASH,
+    agent_programs,
+    ensure_toolset,
+)
 from lifelong_gym.errors import EnvArgumentError, SandboxError
 from lifelong_gym.processes import process_alive
 
@@ -59,7 +73,12 @@ KEEPER = (
 
 @dataclass(frozen=True)
 class Limits:
-    """Resource limits of one container."""
+    """Resource limits of one container, and whether its agent is restricted to its programs.
+
+    With `restrict_commands`, the agent's programs (AGENT_MANIFEST) are the toolset's
+    read-only copies, mounted over the image's, and the agent's shell executes nothing else
+    once the task is set up (`Sandbox.restrict_agent`).
+    """
 
     memory: str = "512m"
     pids: int = 256
@@ -67,6 +86,7 @@ class Limits:
     file_size: int = 512 * 1024 * 1024  # bytes per file (RLIMIT_FSIZE)
     storage: str | None = "2G"  # root file system quota, where the storage driver has one
     network: bool = False
+    restrict_commands: bool = False
 
 
 class Container(Protocol):
@@ -107,8 +127,9 @@ class Sandbox:
     """One container, the bash session the agent types into, and one for the judge.
 
     Both shells start with the container, ahead of need: a new exec is slow, slower on a
-    busy engine (docs/os.md). The agent never types into the judge's shell,
-    which runs only toolset programs and is the one that ends the agent's processes.
+    busy engine (docs/os.md). The agent cannot type into the judge's shell (the judge holds
+    a capability no agent process has, `start_shells` checks it), which runs only toolset
+    programs and is the one that ends the agent's processes.
     """
 
     container: Container
@@ -117,6 +138,7 @@ class Sandbox:
     limits: Limits = field(default_factory=Limits)
     # processes of the task itself (PID 1, its setup's background programs): never the agent's
     baseline: frozenset[int] = frozenset()
+    agent_argv: list[str] = field(default_factory=lambda: AGENT_SHELL_ARGV)  # the agent's bash
 
     def run(self, script: str, mode: Mode, *, timeout: float, limit: int) -> CommandResult:
         """Run a script in the agent's shell; an overrun ends every process of the agent.
@@ -172,6 +194,15 @@ class Sandbox:
             count = probe.processes
         return count
 
+    def restrict_agent(self) -> None:
+        """From now on, the agent's shell and every process it starts execute only the
+        agent's programs; so does each shell started for the agent later."""
+        self.agent_argv = RESTRICTED_SHELL_ARGV
+        try:
+            self.shell.replace(self.agent_argv)
+        except RuntimeError as error:
+            raise SandboxError(f"restrict_commands=True cannot be enforced here: {error}") from None
+
     def remember_task_processes(self) -> None:
         """Take the processes running now (the task's own) as the ones never to kill."""
         listed = self.run_judged("__lg_pids", Mode.PERSISTENT, timeout=30, limit=100_000)
@@ -201,15 +232,16 @@ class Sandbox:
             self.judge = None
         self.container.restart()
         self.baseline = frozenset()
-        self.shell = ShellSession(self.container.exec)
+        self.shell = ShellSession(self.container.exec, argv=self.agent_argv)
 
     def _new_shell(self, *, trusted: bool = False) -> ShellSession:
+        argv = SHELL_ARGV if trusted else self.agent_argv
         try:
-            shell = ShellSession(self.container.exec, trusted=trusted)
+            shell = ShellSession(self.container.exec, trusted=trusted, argv=argv)
         except Exception:  # the container stopped, or no process slot is free: revive it
             self.container.restart()
             self.baseline = frozenset()
-            shell = ShellSession(self.container.exec, trusted=trusted)
+            shell = ShellSession(self.container.exec, trusted=trusted, argv=argv)
         if trusted:
             shell.run(FUNCTIONS, Mode.PERSISTENT, timeout=30, limit=1000)
         return shell
@@ -248,15 +280,35 @@ class Sandbox:
 
 
 def start_shells(container: Container, limits: Limits) -> Sandbox:
-    """The sandbox of a new container: the agent's shell and the judge's, started now."""
+    """The sandbox of a new container: the agent's shell and the judge's, started now.
+
+    SandboxError when the judge holds no capability the agent's shell lacks (a container
+    started without CAP_AUDIT_WRITE): the agent could then write into the judge's shell.
+    """
     try:
         shell = ShellSession(container.exec)
         judge = ShellSession(container.exec, trusted=True)
         judge.run(FUNCTIONS, Mode.PERSISTENT, timeout=30, limit=1000)
+        agent_has = _capabilities(shell, "CapEff")
+        if _capabilities(judge, "CapPrm") & ~agent_has == 0:
+            raise SandboxError(
+                "the container's processes lack CAP_AUDIT_WRITE, which keeps the agent out of "
+                "the judge's shell: run the containers with Docker's default capabilities"
+            )
     except BaseException:
         container.remove()
         raise
     return Sandbox(container, shell, judge, limits)
+
+
+def _capabilities(shell: ShellSession, kind: str) -> int:
+    """The shell's capability set `kind` (CapEff, CapPrm), from its /proc status."""
+    script = f'while read -r key value; do [[ $key == {kind}: ]] && echo "$value"; done'
+    result = shell.run(script + " </proc/$$/status", Mode.PERSISTENT, timeout=30, limit=100)
+    try:
+        return int(result.output.strip(), 16)
+    except ValueError:
+        raise SandboxError(f"the container's shell showed no {kind}: {result.output!r}") from None
 
 
 _LIVE_POOLS: weakref.WeakSet[SandboxPool] = weakref.WeakSet()
@@ -372,6 +424,13 @@ class ContainerPool(SandboxPool):
         self._check_image()
         remove_leftovers(self.client)
         self.toolset = ensure_toolset(self.client, image, self._labels())
+        self.agent_mounts: dict[str, dict[str, str]] = {}
+        if self.limits.restrict_commands:  # the toolset's copies over the image's programs
+            source = self.client.volumes.get(self.toolset).attrs["Mountpoint"]
+            self.agent_mounts = {
+                source + path: {"bind": path, "mode": "ro"}
+                for path in agent_programs(self.client, image, self.toolset)
+            }
         self._start_making()
 
     def _check_image(self) -> None:
@@ -391,7 +450,7 @@ class ContainerPool(SandboxPool):
             "command": [TRUSTED_BASH, "-c", KEEPER],
             "detach": True,
             "labels": self._labels(),
-            "volumes": {self.toolset: {"bind": TOOLSET_ROOT, "mode": "ro"}},
+            "volumes": {self.toolset: {"bind": TOOLSET_ROOT, "mode": "ro"}, **self.agent_mounts},
             "mem_limit": limits.memory,
             "memswap_limit": limits.memory,
             "pids_limit": limits.pids,

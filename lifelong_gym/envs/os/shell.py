@@ -21,13 +21,36 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import Any, Protocol
 
-from lifelong_gym.envs.os.toolset import EMPTY_FILE, JUDGE_ENVIRONMENT, TRUSTED_BASH
+from lifelong_gym.envs.os.toolset import (
+    EMPTY_FILE,
+    JUDGE_ENVIRONMENT,
+    TRUSTED_BASH,
+    TRUSTED_PYTHON,
+    TRUSTED_SETPRIV,
+)
 from lifelong_gym.truncation import truncate_stream
 
 _FRAME_HEADER = struct.Struct(">BxxxL")
-SHELL_ARGV = [TRUSTED_BASH, "--noprofile", "--norc"]  # every session's program
+SHELL_ARGV = [TRUSTED_BASH, "--noprofile", "--norc"]  # the judge's shell
+# The agent's: the same bash, without CAP_AUDIT_WRITE (of no use in a container's own pid
+# namespace) for it and every process it starts. The judge keeps it, so the kernel refuses
+# every agent process the judge's descriptors (/proc/PID/fd), memory and tracing: a process
+# may reach those of another of its user id only when it holds every capability the other has.
+WITHOUT_JUDGE_CAPABILITY = [TRUSTED_SETPRIV, "--bounding-set=-audit_write", "--"]
+AGENT_SHELL_ARGV = [*WITHOUT_JUDGE_CAPABILITY, *SHELL_ARGV]
+# The agent's bash, once restricted to the agent's programs (restricted_shell.py)
+RESTRICTED_SHELL_ARGV = [
+    *WITHOUT_JUDGE_CAPABILITY,
+    TRUSTED_PYTHON,
+    "-I",
+    "-S",
+    "-c",
+    Path(__file__).with_name("restricted_shell.py").read_text(),
+    *SHELL_ARGV,
+]
 # The container's process count (cgroup v1 or v2) into a variable, read without forking so
 # that it works even when a fork bomb holds every process slot.
 _COUNT = (
@@ -259,11 +282,14 @@ class ShellSession:
     """One bash process in a sandbox, fed commands over a `Channel`.
 
     A `trusted` shell (the judge's) sees only toolset programs (JUDGE_ENVIRONMENT) and
-    reads the toolset's empty file as input, not the container's /dev/null.
+    reads the toolset's empty file as input, not the container's /dev/null. `argv` is the
+    program that starts the bash (by default SHELL_ARGV for the judge, AGENT_SHELL_ARGV for
+    the agent; or RESTRICTED_SHELL_ARGV).
     """
 
-    def __init__(self, start: Starter, *, trusted: bool = False):
+    def __init__(self, start: Starter, *, trusted: bool = False, argv: list[str] | None = None):
         self._starter = start
+        self.argv = argv or (SHELL_ARGV if trusted else AGENT_SHELL_ARGV)
         self.environment = JUDGE_ENVIRONMENT if trusted else None
         self.stdin = EMPTY_FILE if trusted else "/dev/null"
         self.pid: int | None = None
@@ -276,12 +302,28 @@ class ShellSession:
         return self._channel is not None
 
     def _start(self) -> None:
-        self._channel = self._starter(SHELL_ARGV, self.environment)
-        result = self.run("echo $$", Mode.PERSISTENT, timeout=30, limit=100)
+        self._channel = self._starter(self.argv, self.environment)
+        self._greet()
+
+    def _greet(self) -> None:
+        result = self.run("echo $$", Mode.PERSISTENT, timeout=30, limit=1000)
         if result.exit_code != 0 or not result.output.strip().isdigit():
             self.close()
-            raise RuntimeError(f"the container's shell did not start: {result.output!r}")
+            raise RuntimeError(f"the container's shell did not start: {result.output.strip()!r}")
         self.pid = int(result.output.strip())
+
+    def replace(self, argv: list[str]) -> None:
+        """Execute `argv` in place of this bash (it must start a bash on the same stream);
+        shells started later run it too. RuntimeError when no bash answers after it."""
+        if self._channel is None:
+            self._start()
+        assert self._channel is not None
+        self.argv = argv
+        try:
+            self._channel.send(f"exec {' '.join(ansi_c_quote(word) for word in argv)}\n".encode())
+        except OSError:
+            self._drop_channel()
+        self._greet()
 
     def run(
         self,

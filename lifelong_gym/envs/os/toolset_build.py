@@ -20,6 +20,9 @@ ROOT = "/.lgj"
 LOADER = ROOT + "/ld.so"
 READY = ROOT + "/ready"
 EMPTY = ROOT + "/empty"  # the judge's standard input: the agent may replace /dev/null
+MANIFEST = ROOT + "/agent-programs"
+IMAGE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+PT_INTERP, PT_GNU_STACK = 3, 0x6474E551
 MULTIARCH = "/usr/lib/x86_64-linux-gnu"
 DROPPED = ("share/doc", "share/man", "share/info", "share/locale")
 # Same-length replacements in the loader, longest first: the preload file becomes a path
@@ -44,18 +47,32 @@ MERGED = {
 
 
 def patch_loader(source: str) -> None:
-    """Copy ld.so to LOADER with LOADER_PATHS replaced."""
-    data = open(source, "rb").read()
+    """Copy ld.so to LOADER with LOADER_PATHS replaced, and make it refuse to run as a program.
+
+    Run as a program, ld.so loads any file it is given (`ld.so /usr/bin/python3`), which
+    would let a restricted agent run programs it may not execute. Its GNU_STACK header
+    becomes an empty PT_INTERP: the kernel refuses to execute it (ENOEXEC), while as the
+    interpreter of a program its headers other than PT_LOAD are not read, by the kernel or
+    by ld.so itself.
+    """
+    data = bytearray(open(source, "rb").read())
     for old, new in LOADER_PATHS:
         assert len(old) == len(new), (old, new)
         data = data.replace(old + b"\0", new + b"\0")
+    (phoff,) = struct.unpack_from("<Q", data, 32)
+    phentsize, phnum = struct.unpack_from("<HH", data, 54)
+    for number in range(phnum):
+        if struct.unpack_from("<I", data, phoff + number * phentsize)[0] == PT_GNU_STACK:
+            struct.pack_into("<I", data, phoff + number * phentsize, PT_INTERP)
     with open(LOADER, "wb") as out:
         out.write(data)
     os.chmod(LOADER, 0o755)
 
 
 def set_interpreter(path: str) -> None:
-    """Point an ELF file's PT_INTERP at LOADER, in place (the new name is shorter)."""
+    """Point an ELF file's PT_INTERP at LOADER, in place (the new name is shorter), keeping
+    its times (a restricted agent lists these copies in place of the image's programs)."""
+    times = os.stat(path)
     with open(path, "r+b") as elf:
         head = elf.read(64)
         if head[:4] != b"\x7fELF" or head[4] != 2:  # 64-bit ELF only (this image)
@@ -65,12 +82,13 @@ def set_interpreter(path: str) -> None:
         for number in range(phnum):
             elf.seek(phoff + number * phentsize)
             kind, _, offset, _, _, size = struct.unpack("<IIQQQQ", elf.read(40))
-            if kind == 3:  # PT_INTERP
+            if kind == PT_INTERP:
                 name = LOADER.encode() + b"\0"
                 if len(name) <= size:
                     elf.seek(offset)
                     elf.write(name + b"\0" * (size - len(name)))
-                return
+                break
+    os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
 
 
 def relink(path: str) -> None:
@@ -93,6 +111,23 @@ def relink(path: str) -> None:
     if target.startswith("/usr/"):
         os.unlink(path)
         os.symlink(ROOT + target, path)
+
+
+def write_manifest(names: list[str]) -> None:
+    """MANIFEST: the real paths of the programs `names` and of their scripts' interpreters."""
+    paths = set()
+    for name in names:
+        found = shutil.which(name, path=IMAGE_PATH)
+        if found is None:  # a builtin only (cd, exit), or not in this image
+            continue
+        real = os.path.realpath(found)
+        paths.add(real)
+        with open(real, "rb") as program:
+            first = program.readline(256)
+        if first.startswith(b"#!") and first[2:].split():
+            paths.add(os.path.realpath(first[2:].split()[0].decode()))
+    with open(MANIFEST, "w") as manifest:
+        manifest.write("".join(f"{path}\n" for path in sorted(paths) if path.startswith("/usr/")))
 
 
 def main() -> None:
@@ -118,6 +153,7 @@ def main() -> None:
     subprocess.run(["ldconfig", "-X", "-C", ROOT + "/ldso.cache", "-f", ROOT + "/ld.so.conf"],
                    check=True)  # fmt: skip
     open(EMPTY, "w").close()
+    write_manifest(sys.argv[1:])
     with open(READY, "w") as ready:
         ready.write(sys.version)
 
