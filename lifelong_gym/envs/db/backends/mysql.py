@@ -17,6 +17,7 @@ import math
 import os
 import secrets
 import socket
+import time
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
@@ -51,6 +52,8 @@ AGENT_PRIVILEGES = "SELECT, INSERT, UPDATE, DELETE"
 # rows of one result kept in memory at most (a row itself is bounded by max_allowed_packet)
 MAX_RESULT_BYTES = 1 << 20
 ACCESS_DENIED = 1045
+# how long a task's start waits for a server that went away (restarted, killed) to answer again
+RECONNECT_TIMEOUT = 30.0
 # the columns of the task's table, found only while it is a base table (constants on both
 # sides keep information_schema from scanning every table on the server)
 _BASE_TABLE_COLUMNS = (
@@ -110,13 +113,22 @@ class MysqlBackend(DatabaseBackend):
 
     dialect = "mysql"
 
-    def __init__(self, url: str, *, sql_mode: str | None = None, **limits: Any):
+    def __init__(
+        self,
+        url: str,
+        *,
+        sql_mode: str | None = None,
+        reconnect_timeout: float = RECONNECT_TIMEOUT,
+        **limits: Any,
+    ):
         super().__init__(**limits)
         self.sql_mode = sql_mode
+        self.reconnect_timeout = reconnect_timeout
         # scoring and dropping get one statement's time, and whole seconds of lock waits
         self.cleanup_timeout = max(1.0, self.statement_timeout)
         self._pymysql = _pymysql()
         self._server = parse_url(url)
+        self._where = f"{self._server['host']}:{self._server['port']}"
         self._owner = f"{_HOST_TAG}_{os.getpid()}"
         self._account = f"{PREFIX}{self._owner}_{secrets.token_hex(3)}"
         self._password = secrets.token_urlsafe(18)
@@ -129,18 +141,13 @@ class MysqlBackend(DatabaseBackend):
         mode = global_mode if sql_mode is None else sql_mode
         self._backslash_escapes = "NO_BACKSLASH_ESCAPES" not in mode.upper()
         self._sweep_leftovers()
-        # the server's own limit on the agent's statements, should the watchdog fail
-        limit = f" WITH MAX_STATEMENT_TIME {2 * self.statement_timeout + 1:g}" * self._mariadb
-        run(
-            self._admin,
-            f"CREATE USER %s@'%%' IDENTIFIED BY %s{limit}",
-            (self._account, self._password),
-        )
+        self._create_account()
         self._closed = False
 
     def start(self, table: TableInfo) -> None:
         """Create a fresh database with the task's table, open to the agent's account only."""
         self.discard()
+        self._reconnect_if_lost()
         name = f"{self._account}_{secrets.token_hex(3)}"
         run(self._admin, f"CREATE DATABASE {quote(name)} CHARACTER SET utf8mb4")
         self._database = name
@@ -225,12 +232,15 @@ class MysqlBackend(DatabaseBackend):
         self._closed = True
         try:
             self.discard()
+            if not self._answers():  # what is left there, the next run on this host sweeps
+                logger.warning("MySQL at %s went away; its agent account stays there", self._where)
+                return
             kill_account_threads(self._admin, self._account, self._pymysql.MySQLError)
             self._drop(sorted(self._stranded))
             run(self._admin, "DROP USER IF EXISTS %s@'%%'", (self._account,))
             self._sweep_leftovers()
         finally:
-            self._admin.close()
+            self._close_quietly(self._admin)
 
     def __del__(self) -> None:
         try:
@@ -309,6 +319,50 @@ class MysqlBackend(DatabaseBackend):
 
     # -- the admin's side -------------------------------------------------------------
 
+    def _create_account(self) -> None:
+        """The agent's account, unless the server has it already (it outlives a restart)."""
+        # the server's own limit on the agent's statements, should the watchdog fail
+        limit = f" WITH MAX_STATEMENT_TIME {2 * self.statement_timeout + 1:g}" * self._mariadb
+        run(
+            self._admin,
+            f"CREATE USER IF NOT EXISTS %s@'%%' IDENTIFIED BY %s{limit}",
+            (self._account, self._password),
+        )
+
+    def _answers(self) -> bool:
+        """Whether the admin connection still reaches the server."""
+        try:
+            self._admin.ping()
+        except self._pymysql.MySQLError:
+            return False
+        return True
+
+    def _reconnect_if_lost(self) -> None:
+        """Reconnect to a server that went away since the last task (restarted or killed).
+
+        Waits up to `reconnect_timeout` seconds for it to answer again, then makes the
+        agent's account again if the server lost it (a fresh data directory) and drops the
+        databases the lost connection could not.
+        """
+        if self._answers():
+            return
+        logger.warning("MySQL at %s went away; reconnecting", self._where)
+        self._close_quietly(self._admin)
+        deadline = time.monotonic() + self.reconnect_timeout
+        while True:
+            try:
+                self._admin = self._admin_connection()
+                break
+            except BackendError as error:
+                if time.monotonic() >= deadline:
+                    raise BackendError(
+                        f"the MySQL server at {self._where} went away and did not answer "
+                        f"again within {self.reconnect_timeout:g} s ({error})"
+                    ) from None
+            time.sleep(0.5)
+        self._create_account()
+        self._drop(sorted(self._stranded))
+
     def _admin_connection(self) -> Any:
         """A connection as the URL's account whose waits for locks are bounded."""
         connection = self._connect(**self._server, read_timeout=self.cleanup_timeout + 60)
@@ -367,9 +421,8 @@ class MysqlBackend(DatabaseBackend):
             raise BackendError(self._cannot_connect(arguments["user"], error)) from None
 
     def _cannot_connect(self, user: str, error: Exception) -> str:
-        where = f"{self._server['host']}:{self._server['port']}"
         return (
-            f"cannot connect to MySQL at {where} as {user!r}: {_message(error)}; "
+            f"cannot connect to MySQL at {self._where} as {user!r}: {_message(error)}; "
             "check that the server runs and the url (mysql://user:password@host:port) is right"
         )
 
