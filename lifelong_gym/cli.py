@@ -25,6 +25,7 @@ from lifelong_gym.run.compare import (
 from lifelong_gym.run.config import RunConfig, build_runner, load_run_config, parse_env_args
 from lifelong_gym.run.cost import parse_price
 from lifelong_gym.run.cost_summary import format_cost, format_cost_table
+from lifelong_gym.run.folder import disk_space_of
 from lifelong_gym.run.gain import Gain, format_gain, format_paired_gains, paired_gain, twin_gain
 from lifelong_gym.run.html_compare import write_compare_page
 from lifelong_gym.run.probe_display import format_probes, run_probes
@@ -175,7 +176,8 @@ def report(output: str, price_per_mtok: str | None) -> None:
     """Print the metrics, cost and gain of a finished or partial run; write its plots and
     report.html."""
     price = parse_price(price_per_mtok) if price_per_mtok is not None else None
-    run, written = report_run(Path(output), price=price)
+    with disk_space_of(Path(output), "report again"):
+        run, written = report_run(Path(output), price=price)
     click.echo(format_report(run.metrics))
     click.echo(format_cost(run.cost))
     if (gain := twin_gain(run)) is not None:

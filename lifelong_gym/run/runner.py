@@ -33,7 +33,13 @@ from lifelong_gym.orders import task_order
 from lifelong_gym.run.callbacks import Callback, RunState, SessionControl, fire, state_keys
 from lifelong_gym.run.cost import CostLog, CostMeter, SessionCost
 from lifelong_gym.run.cost_summary import CostSummary, summarize_costs, write_cost_summary
-from lifelong_gym.run.folder import METRICS_FILE, REPAIR, RunDirectory, RunDirectoryError
+from lifelong_gym.run.folder import (
+    METRICS_FILE,
+    REPAIR,
+    RunDirectory,
+    RunDirectoryError,
+    disk_space_of,
+)
 from lifelong_gym.run.lockstep import Lockstep
 from lifelong_gym.run.probes import Probes
 from lifelong_gym.run.report import write_plots
@@ -111,11 +117,13 @@ class Runner:
             RunDirectory(self.output_dir) if self.output_dir is not None else None
         )
         self._folder = None  # the run owns the folder now, and closes it
-        try:
+        if folder is None:
             return self._run(folder)
+        try:
+            with disk_space_of(folder.path, "run the same command again to resume"):
+                return self._run(folder)
         finally:
-            if folder is not None:
-                folder.close()
+            folder.close()
 
     def _run(self, folder: RunDirectory | None) -> LifelongMetrics:
         stream = self.stream
