@@ -1,5 +1,7 @@
 """Fault tests strike at a known point of a run, never at a moment chosen by a timer.
 
+`SigtermAt` sends the run's own process SIGTERM as a given task starts.
+
 `strike_run` plays a stream with the oracle and, when the agent is asked for the first
 reply of the task at one position, runs `fault` (kill a server, a container); after that
 task has ended, `repair` (start it again) runs from a callback. Then it resumes the run in
@@ -10,6 +12,8 @@ after it score, the metrics count the fault's cost, and nothing is counted twice
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -47,6 +51,22 @@ class AfterTask(Callback):
     def on_environment_complete(self, run, state, control, *, session, **kwargs):
         if session.task_index == self.task_index:
             self.action()
+
+
+class SigtermAt(Callback):
+    """Sends its own process SIGTERM `times` times as task `task_index` starts, once: it
+    makes the file `mark` then, and never strikes while that file exists (a resumed run
+    plays a task again whose session was lost). For `lifelong-gym run --callback
+    tests.fault_points.SigtermAt:task_index=N,times=T,mark=PATH`."""
+
+    def __init__(self, task_index: int, times: int, mark: str):
+        self.task_index, self.times, self.mark = task_index, times, Path(mark)
+
+    def on_environment_reset(self, run, state, control, *, session, **kwargs):
+        if session.task_index == self.task_index and not self.mark.exists():
+            self.mark.touch()
+            for _ in range(self.times):
+                os.kill(os.getpid(), signal.SIGTERM)
 
 
 def strike_run(

@@ -1,4 +1,5 @@
-"""`lifelong-gym run` under faults of its own machine: the run folder's disk fills up.
+"""`lifelong-gym run` under faults of its own machine: the run folder's disk fills up; the
+process is sent SIGTERM (by a batch system or a container engine ending the job).
 
 Each test runs the real command in a process of its own and checks the contract of
 docs/security.md ("Faults"): one clear line, a folder that stays readable, and the same
@@ -7,6 +8,7 @@ command resuming into the whole run with every task once.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -16,16 +18,23 @@ import pytest
 
 from lifelong_gym.envs.db.tasks import load_db_tasks
 from lifelong_gym.orders import task_order
-from lifelong_gym.run.folder import read_sessions
+from lifelong_gym.run.folder import METRICS_FILE, read_sessions
 from lifelong_gym.run.run_record import load_run
 
+from .conftest import ROOT
+
 TASKS = 30
+STREAM = task_order(load_db_tasks(None))  # the shipped DB set's, which the runs play
 
 
 def lifelong_gym(*args: str) -> subprocess.CompletedProcess:
     """The real command, in a process of its own."""
     return subprocess.run(
-        [sys.executable, "-m", "lifelong_gym", *args], capture_output=True, text=True, timeout=600
+        [sys.executable, "-m", "lifelong_gym", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,  # where `tests.fault_points` is found
     )
 
 
@@ -74,6 +83,43 @@ def test_a_full_disk_is_one_line_the_folder_stays_readable_and_the_run_resumes(s
     assert resumed.returncode == 0, resumed.stderr
     sessions, _, _ = read_sessions(output / "sessions.jsonl")
     assert [s.model_dump() for s in sessions[: len(recorded)]] == [s.model_dump() for s in recorded]
-    assert [s.task_index for s in sessions] == task_order(load_db_tasks(None))[:TASKS]
+    assert [s.task_index for s in sessions] == STREAM[:TASKS]
     assert all(s.outcome.value == "correct" for s in sessions)
     assert load_run(output).metrics.sessions == TASKS
+
+
+def sigterm_run(folder: Path, times: int) -> tuple[str, ...]:
+    """The command of a run of 10 tasks into `folder`/run whose process gets SIGTERM
+    `times` times as the task at position 3 starts (the first time it does)."""
+    mark = folder / "struck"
+    spec = f"tests.fault_points.SigtermAt:task_index={STREAM[3]},times={times},mark={mark}"
+    return ("run", "--output", str(folder / "run"), "--max-tasks", "10", "--callback", spec)
+
+
+def test_sigterm_finishes_the_task_in_flight_and_the_same_command_resumes(tmp_path):
+    command = sigterm_run(tmp_path, times=1)
+    stopped = lifelong_gym(*command)
+    assert stopped.returncode == 143, stopped.stderr
+    assert "stopped on SIGTERM" in stopped.stderr and "Traceback" not in stopped.stderr
+    run = load_run(tmp_path / "run")
+    # the task in flight was finished and recorded, its metrics written; none started after
+    assert [s.task_index for s in run.sessions] == STREAM[:4]
+    assert all(s.outcome.value == "correct" for s in run.sessions)
+    assert json.loads((tmp_path / "run" / METRICS_FILE).read_text())["sessions"] == 4
+
+    resumed = lifelong_gym(*command)
+    assert resumed.returncode == 0, resumed.stderr
+    sessions, _, _ = read_sessions(tmp_path / "run" / "sessions.jsonl")
+    assert [s.task_index for s in sessions] == STREAM[:10]
+    assert all(s.outcome.value == "correct" for s in sessions)
+
+
+def test_a_second_sigterm_stops_at_once_and_the_task_in_flight_runs_again(tmp_path):
+    command = sigterm_run(tmp_path, times=2)
+    stopped = lifelong_gym(*command)
+    assert stopped.returncode == 130, stopped.stderr
+    assert "interrupted; run the same command again" in stopped.stderr
+    assert [s.task_index for s in load_run(tmp_path / "run").sessions] == STREAM[:3]
+    resumed = lifelong_gym(*command)
+    assert resumed.returncode == 0, resumed.stderr
+    assert [s.task_index for s in load_run(tmp_path / "run").sessions] == STREAM[:10]

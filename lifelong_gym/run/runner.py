@@ -106,6 +106,7 @@ class Runner:
         self._saved_states = ""
         self._bar: tqdm | None = None  # the progress of a run, and its running counts
         self.state = RunState()  # what the callbacks see of the run's progress
+        self.stop_requested = False  # see `request_stop`
 
     # -- the run ------------------------------------------------------------------------
 
@@ -124,6 +125,11 @@ class Runner:
                 return self._run(folder)
         finally:
             folder.close()
+
+    def request_stop(self) -> None:
+        """Start no further task: `run` finishes the tasks in flight, records them and
+        returns; the same run resumes later. Safe to call from a signal handler."""
+        self.stop_requested = True
 
     def _run(self, folder: RunDirectory | None) -> LifelongMetrics:
         stream = self.stream
@@ -150,7 +156,8 @@ class Runner:
         )
         try:
             self._probe()  # a point the last run did not finish (or point 0)
-            lockstep.play(stream, self.history, envs, partial(self._record, folder=folder))
+            record = partial(self._record, folder=folder)
+            lockstep.play(stream, self.history, envs, record, lambda: self.stop_requested)
         finally:
             self._bar.close()
             for env in envs[1:]:
