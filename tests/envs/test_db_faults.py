@@ -12,10 +12,12 @@ import pytest
 
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.envs.db.backends.mysql import PREFIX
+from lifelong_gym.envs.db.backends.mysql_server import server_containers
 from lifelong_gym.session import SessionStatus
 
 from ..fault_points import strike_run
 from .private_mariadb import PrivateMariaDB
+from .test_db_mysql_server import engine  # noqa: F401 - the fixture: a lease folder of our own
 
 ERROR = SessionStatus.TASK_ENVIRONMENT_ERROR.value
 
@@ -53,3 +55,30 @@ def test_server_by_url_killed_and_started_again_mid_run(private_server, tmp_path
     # agent's account were dropped: nothing of the run is left on the server
     assert private_server.run(f"SHOW DATABASES LIKE '{PREFIX}%'") == []
     assert private_server.run(f"SELECT User FROM mysql.user WHERE User LIKE '{PREFIX}%'") == []
+
+
+@pytest.mark.parametrize("fault", ["kill", "restart"])
+def test_started_container_killed_or_restarted_mid_run(engine, fault, tmp_path):  # noqa: F811
+    env = gym.make("LifelongDB-v0", backend="mysql")
+    containers: list[str] = []
+
+    def strike():
+        (container,) = server_containers(engine)
+        containers.append(container.id)
+        if fault == "kill":
+            container.kill()
+        else:
+            container.restart(timeout=0)
+
+    try:
+        sessions, metrics = strike_run(
+            env, tmp_path / "run", position=2, tasks=6, fault=strike, repair=lambda: None
+        )
+        (serving,) = server_containers(engine)
+    finally:
+        env.close()
+    assert [s.status.value for s in sessions] == ["completed"] * 2 + [ERROR] + ["completed"] * 3
+    assert metrics.status_counts[ERROR] == 1 and metrics.correct == 5
+    # a killed server's container is replaced by a fresh one; a restarted one is joined again
+    assert (serving.id == containers[0]) == (fault == "restart")
+    assert server_containers(engine) == []
