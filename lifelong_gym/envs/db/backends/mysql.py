@@ -17,11 +17,11 @@ import math
 import os
 import secrets
 import socket
-import time
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
 from lifelong_gym.processes import process_alive
+from lifelong_gym.reconnect import RECONNECT_TIMEOUT, wait_for_server
 
 from ..table_hash import GROUP_CONCAT_MAX_LEN, table_hash_sql
 from ..tasks import TableInfo
@@ -52,8 +52,6 @@ AGENT_PRIVILEGES = "SELECT, INSERT, UPDATE, DELETE"
 # rows of one result kept in memory at most (a row itself is bounded by max_allowed_packet)
 MAX_RESULT_BYTES = 1 << 20
 ACCESS_DENIED = 1045
-# how long a task's start waits for a server that went away (restarted, killed) to answer again
-RECONNECT_TIMEOUT = 30.0
 # the columns of the task's table, found only while it is a base table (constants on both
 # sides keep information_schema from scanning every table on the server)
 _BASE_TABLE_COLUMNS = (
@@ -348,18 +346,13 @@ class MysqlBackend(DatabaseBackend):
             return
         logger.warning("MySQL at %s went away; reconnecting", self._where)
         self._close_quietly(self._admin)
-        deadline = time.monotonic() + self.reconnect_timeout
-        while True:
-            try:
-                self._admin = self._admin_connection()
-                break
-            except BackendError as error:
-                if time.monotonic() >= deadline:
-                    raise BackendError(
-                        f"the MySQL server at {self._where} went away and did not answer "
-                        f"again within {self.reconnect_timeout:g} s ({error})"
-                    ) from None
-            time.sleep(0.5)
+        try:
+            self._admin = wait_for_server(self._admin_connection, self.reconnect_timeout)
+        except BackendError as error:
+            raise BackendError(
+                f"the MySQL server at {self._where} went away and did not answer again "
+                f"within {self.reconnect_timeout:g} s ({error})"
+            ) from None
         self._create_account()
         self._drop(sorted(self._stranded))
 
