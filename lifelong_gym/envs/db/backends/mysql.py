@@ -18,7 +18,6 @@ import os
 import secrets
 import socket
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlparse
 
 from lifelong_gym.processes import process_alive
 from lifelong_gym.reconnect import RECONNECT_TIMEOUT, wait_for_server
@@ -34,13 +33,16 @@ from .base import (
 )
 from .mysql_cleanup import (
     Watchdog,
+    connection_lost,
     drop_databases,
     error_code,
+    error_message,
     kill_account_threads,
     kill_thread,
     quote,
     run,
 )
+from .mysql_url import parse_url
 from .statement_guard import refusal
 
 logger = logging.getLogger(__name__)
@@ -69,31 +71,6 @@ def grant_pattern(database: str) -> str:
     """The database as a GRANT names it: `_` and `%` are wildcards there, so escape them."""
     escaped = database.replace("_", "\\_").replace("%", "\\%")
     return quote(escaped)
-
-
-def parse_url(url: str) -> dict[str, Any]:
-    """PyMySQL connection arguments from `mysql://user:password@host:port`."""
-    parsed = urlparse(url)
-    if parsed.scheme not in ("mysql", "mariadb", "mysql+pymysql"):
-        raise BackendError(
-            f"url={url!r}: expected mysql://user:password@host:port (e.g. mysql://root@127.0.0.1:3306)"
-        )
-    if not parsed.hostname:
-        raise BackendError(f"url={url!r} names no host; e.g. mysql://root@127.0.0.1:3306")
-    try:
-        port = parsed.port or 3306
-    except ValueError:
-        raise BackendError(f"url={url!r} has an invalid port") from None
-    query = parse_qs(parsed.query)
-    return {
-        "host": parsed.hostname,
-        "port": port,
-        "user": unquote(parsed.username or "root"),
-        "password": unquote(parsed.password or ""),
-        # off by default: a loopback server needs no TLS, and its handshake is paid at every
-        # connection (docs/db-tasks.md, "On MySQL"); ?ssl=true asks for it on remote servers
-        "ssl_disabled": query.get("ssl", ["false"])[0].lower() not in ("1", "true", "yes"),
-    }
 
 
 def _pymysql():
@@ -180,8 +157,8 @@ class MysqlBackend(DatabaseBackend):
             try:
                 result, broken = self._run(sql)
             except pymysql.MySQLError as error:
-                result = StatementResult(error=_message(error))
-                broken = _connection_lost(error, pymysql)
+                result = StatementResult(error=error_message(error))
+                broken = connection_lost(error, pymysql)
             except UnicodeError as error:  # text the server sent that is not UTF-8
                 result = StatementResult(error=f"the result is not valid UTF-8 text ({error})")
                 broken = True
@@ -212,7 +189,7 @@ class MysqlBackend(DatabaseBackend):
                 raise
             raise UnreadableTable(
                 f"the table {table.name!r} could not be read within "
-                f"{self.cleanup_timeout:g} s: {_message(error)}"
+                f"{self.cleanup_timeout:g} s: {error_message(error)}"
             ) from None
         return digest
 
@@ -415,7 +392,7 @@ class MysqlBackend(DatabaseBackend):
 
     def _cannot_connect(self, user: str, error: Exception) -> str:
         return (
-            f"cannot connect to MySQL at {self._where} as {user!r}: {_message(error)}; "
+            f"cannot connect to MySQL at {self._where} as {user!r}: {error_message(error)}; "
             "check that the server runs and the url (mysql://user:password@host:port) is right"
         )
 
@@ -427,18 +404,3 @@ def _owner_alive(name: str) -> bool:
     except (IndexError, ValueError):
         return True
     return pid == os.getpid() or process_alive(pid)
-
-
-def _connection_lost(error: Exception, pymysql: Any) -> bool:
-    """Whether an error left the agent's connection unusable (killed, closed, out of step)."""
-    if isinstance(error, (pymysql.err.InterfaceError, pymysql.err.InternalError)):
-        return True
-    code = error_code(error)
-    return code is None or code >= 2000 or code in (1053, 1927)
-
-
-def _message(error: Exception) -> str:
-    arguments = getattr(error, "args", ())
-    if len(arguments) == 2 and isinstance(arguments[0], int):
-        return f"({arguments[0]}) {arguments[1]}"
-    return str(error)
