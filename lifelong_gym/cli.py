@@ -25,12 +25,15 @@ from lifelong_gym.run.compare import (
 from lifelong_gym.run.config import RunConfig, build_runner, load_run_config, parse_env_args
 from lifelong_gym.run.cost import parse_price
 from lifelong_gym.run.cost_summary import format_cost, format_cost_table
+from lifelong_gym.run.folder import disk_space_of
 from lifelong_gym.run.gain import Gain, format_gain, format_paired_gains, paired_gain, twin_gain
 from lifelong_gym.run.html_compare import write_compare_page
 from lifelong_gym.run.probe_display import format_probes, run_probes
 from lifelong_gym.run.report import format_report, report_run
 from lifelong_gym.run.run_record import load_run
 from lifelong_gym.run.runner import Runner
+from lifelong_gym.run.sigterm import EXIT_CODE as SIGTERM_EXIT_CODE
+from lifelong_gym.run.sigterm import StopRequest, stop_on_sigterm
 
 
 @contextmanager
@@ -110,31 +113,43 @@ def run(config_path: str | None, **flags: object) -> None:
     config = load_run_config(config_path, flags)
     config.price()  # a bad price or probe setting is refused before anything runs
     config.check_probes()
-    for replicate in config.replicate_runs():
-        try:
-            run_with_twin(replicate)
-        except KeyboardInterrupt:
-            click.echo("\ninterrupted; run the same command again to resume", err=True)
-            raise SystemExit(130) from None
+    with stop_on_sigterm() as stop:
+        for replicate in config.replicate_runs():
+            try:
+                run_with_twin(replicate, stop)
+            except KeyboardInterrupt:
+                click.echo("\ninterrupted; run the same command again to resume", err=True)
+                raise SystemExit(130) from None
+            if stop.requested:
+                click.echo(
+                    "stopped on SIGTERM after the tasks in flight; run the same command "
+                    "again to resume",
+                    err=True,
+                )
+                raise SystemExit(SIGTERM_EXIT_CODE)
 
 
-def run_with_twin(config: RunConfig) -> None:
+def run_with_twin(config: RunConfig, stop: StopRequest) -> None:
     """Run one run and, with `stateless_baseline`, its stateless twin, then the gain."""
     runner = build_runner(config)
     try:
+        stop.watch(runner)
         play(runner, config.progress)
         click.echo(f"results in {config.output}")
-        if not config.stateless_baseline:
+        if not config.stateless_baseline or stop.requested:
             return
         twin = config.stateless_twin()
         if config.progress:
             click.echo(f"the stateless twin: the same stream, no callbacks, in {twin.output}")
         twin_runner = build_runner(twin, agent=runner.agent)
         try:
+            stop.watch(twin_runner)
             play(twin_runner, config.progress)
         finally:
             close_envs(twin_runner)
         click.echo(f"results in {twin.output}")
+        if stop.requested:
+            return
         click.echo(format_gain(paired_gain(load_run(config.output), load_run(twin.output))))
     finally:
         close_envs(runner)
@@ -175,7 +190,8 @@ def report(output: str, price_per_mtok: str | None) -> None:
     """Print the metrics, cost and gain of a finished or partial run; write its plots and
     report.html."""
     price = parse_price(price_per_mtok) if price_per_mtok is not None else None
-    run, written = report_run(Path(output), price=price)
+    with disk_space_of(Path(output), "report again"):
+        run, written = report_run(Path(output), price=price)
     click.echo(format_report(run.metrics))
     click.echo(format_cost(run.cost))
     if (gain := twin_gain(run)) is not None:

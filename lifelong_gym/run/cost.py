@@ -27,7 +27,7 @@ from pydantic import BaseModel, ValidationError
 from lifelong_gym.agents.models import Usage
 from lifelong_gym.errors import RunConfigError, RunDirectoryError
 from lifelong_gym.methods.budget import model_of, token_counter
-from lifelong_gym.run.folder import COSTS_FILE
+from lifelong_gym.run.folder import COSTS_FILE, append_whole
 from lifelong_gym.session import Session
 
 MemoryUnit = Literal["tokens", "characters"]
@@ -218,7 +218,7 @@ class CostLog:
         line = (cost.model_dump_json() + "\n").encode()
         descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            os.write(descriptor, line)
+            append_whole(descriptor, line)
         finally:
             os.close(descriptor)
 

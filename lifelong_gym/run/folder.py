@@ -7,14 +7,21 @@ count of sessions they follow) is replaced atomically right after it (write a te
 file, then `os.replace`); runs whose callbacks keep no state never rewrite it. A session
 whose line is on disk but whose state is not (the process was killed in between) is
 dropped on resume and run again, so a kill loses at most the session in flight.
+
+A full disk stops the run with one `RunDirectoryError` (`disk_space_of`); a line the disk
+cut short is cut back off, so the folder stays readable, and the same command resumes
+once there is space.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -67,9 +74,45 @@ def replicates_in(folder: Path) -> list[Path]:
 
 def write_json_atomic(path: Path, data: Any) -> None:
     """Replace `path` with `data` as JSON, so readers see the old file or the new one."""
+    write_text_atomic(path, json.dumps(data, indent=1, sort_keys=True))
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Replace `path` with `text` (written beside it, then moved into place); a write that
+    fails (a full disk) leaves the old file and no temporary one."""
     temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+    except OSError:
+        temporary.unlink(missing_ok=True)
+        raise
     os.replace(temporary, path)
+
+
+def append_whole(descriptor: int, data: bytes) -> None:
+    """Append `data` to a file opened with O_APPEND, all of it or nothing: a write the disk
+    cuts short is cut back off the file before its error is raised."""
+    size = os.fstat(descriptor).st_size
+    remaining = memoryview(data)
+    try:
+        while remaining:
+            remaining = remaining[os.write(descriptor, remaining) :]
+    except OSError:
+        os.ftruncate(descriptor, size)
+        raise
+
+
+@contextmanager
+def disk_space_of(folder: Path, then: str) -> Iterator[None]:
+    """A disk (or quota) that fills up under `folder` as one line: free space, then `then`."""
+    try:
+        yield
+    except OSError as error:
+        if error.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise RunDirectoryError(
+            f"{error.strerror.lower()} for the run folder {folder}: free space there, then {then}"
+        ) from None
 
 
 def read_sessions(path: Path) -> tuple[list[Session], list[int], list[bool]]:
@@ -216,10 +259,7 @@ class RunDirectory:
         line = session.model_dump_json().encode()
         if callback_states is not None:
             line = line[:-1] + f',"{STATE_CHANGED}":true}}'.encode()
-        line += b"\n"
-        written = os.write(self._sessions_fd, line)
-        if written != len(line):
-            raise OSError(f"short write to {self.sessions_path} ({written} of {len(line)})")
+        append_whole(self._sessions_fd, line + b"\n")
         self.sessions_done += 1
         if callback_states is not None:
             state = {"sessions": self.sessions_done, "callbacks": callback_states}

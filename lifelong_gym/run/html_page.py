@@ -15,6 +15,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from lifelong_gym.run.folder import write_text_atomic
+
 ASSETS = Path(__file__).parent / "assets"
 # what may not appear raw in a script element, and its JSON escape
 _UNSAFE_IN_SCRIPT = (
@@ -56,7 +58,5 @@ def render_page(title: str, body: str, data_blocks: list[str], script: str) -> s
 
 def write_page(path: Path, page: str) -> Path:
     """Write a page next to where it goes, then move it into place."""
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(page, encoding="utf-8")
-    temporary.replace(path)
+    write_text_atomic(path, page)
     return path

@@ -84,11 +84,13 @@ class Lockstep:
         history: list[Session],
         envs: Sequence[gym.Env],
         record: Callable[[Session], None],
+        stopping: Callable[[], bool] = lambda: False,
     ) -> None:
         """Run the tasks of `stream` after the `history` done, in order, into `record`.
 
         `record` gets each finished session in the stream's order, after its completion
-        events; it is expected to append it to `history`.
+        events; it is expected to append it to `history`. Once `stopping()` is true, no
+        further task starts and those in flight are finished.
         """
         waiting = deque(range(len(history), len(stream)))
         flying: deque[TaskInFlight] = deque()
@@ -96,6 +98,8 @@ class Lockstep:
         threads = ThreadPoolExecutor(len(envs)) if len(envs) > 1 else nullcontext()
         with threads as self._pool:
             while waiting or flying:
+                if stopping():
+                    waiting.clear()
                 starting = []
                 # task t starts once task t-K has finished, whose completion comes first
                 while waiting and (len(flying) < len(envs) or flying[0].session.finished):

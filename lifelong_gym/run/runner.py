@@ -33,7 +33,13 @@ from lifelong_gym.orders import task_order
 from lifelong_gym.run.callbacks import Callback, RunState, SessionControl, fire, state_keys
 from lifelong_gym.run.cost import CostLog, CostMeter, SessionCost
 from lifelong_gym.run.cost_summary import CostSummary, summarize_costs, write_cost_summary
-from lifelong_gym.run.folder import METRICS_FILE, REPAIR, RunDirectory, RunDirectoryError
+from lifelong_gym.run.folder import (
+    METRICS_FILE,
+    REPAIR,
+    RunDirectory,
+    RunDirectoryError,
+    disk_space_of,
+)
 from lifelong_gym.run.lockstep import Lockstep
 from lifelong_gym.run.probes import Probes
 from lifelong_gym.run.report import write_plots
@@ -100,6 +106,7 @@ class Runner:
         self._saved_states = ""
         self._bar: tqdm | None = None  # the progress of a run, and its running counts
         self.state = RunState()  # what the callbacks see of the run's progress
+        self.stop_requested = False  # see `request_stop`
 
     # -- the run ------------------------------------------------------------------------
 
@@ -111,11 +118,18 @@ class Runner:
             RunDirectory(self.output_dir) if self.output_dir is not None else None
         )
         self._folder = None  # the run owns the folder now, and closes it
-        try:
+        if folder is None:
             return self._run(folder)
+        try:
+            with disk_space_of(folder.path, "run the same command again to resume"):
+                return self._run(folder)
         finally:
-            if folder is not None:
-                folder.close()
+            folder.close()
+
+    def request_stop(self) -> None:
+        """Start no further task: `run` finishes the tasks in flight, records them and
+        returns; the same run resumes later. Safe to call from a signal handler."""
+        self.stop_requested = True
 
     def _run(self, folder: RunDirectory | None) -> LifelongMetrics:
         stream = self.stream
@@ -142,7 +156,8 @@ class Runner:
         )
         try:
             self._probe()  # a point the last run did not finish (or point 0)
-            lockstep.play(stream, self.history, envs, partial(self._record, folder=folder))
+            record = partial(self._record, folder=folder)
+            lockstep.play(stream, self.history, envs, record, lambda: self.stop_requested)
         finally:
             self._bar.close()
             for env in envs[1:]:

@@ -23,12 +23,14 @@ from lifelong_gym.envs.kg.store_process import (
     load_store,
 )
 from lifelong_gym.errors import BackendError, EnvArgumentError, QueryRefused, QueryTimeout
+from lifelong_gym.reconnect import wait_for_server
 
 logger = logging.getLogger(__name__)
 
 SHARED_GRAPH = "graph.nt.gz"  # the graph the default set and a seed's splits share
 SHIPPED_GRAPH = Path(__file__).resolve().parents[2] / "data" / "kg" / SHARED_GRAPH
 QUERY_MEMORY = 1 << 30  # bytes a guarded query may use beyond the loaded graph
+PROBE = "SELECT ?s WHERE { ?s ?p ?o } LIMIT 1"  # whether an endpoint answers
 
 
 def graph_files(tasks_path: Path) -> tuple[Path, Path]:
@@ -78,6 +80,9 @@ class KGBackend(ABC):
     @abstractmethod
     def select(self, query: str) -> list[str]:
         """The bound values of a one-variable SELECT query, as short names."""
+
+    def recover(self) -> None:  # noqa: B027 - a store in this process cannot go away
+        """Before a task: wait for a store that went away during an earlier one."""
 
     @abstractmethod
     def close(self) -> None:
@@ -186,19 +191,34 @@ class SparqlEndpointBackend(KGBackend):
                 f"such as http://127.0.0.1:8890/sparql; got {url!r}"
             )
         self.url = str(url)
+        self._lost = False  # a query found it unreachable or failing: see `recover`
         self._check_answers()
 
     def _check_answers(self) -> None:
         """Fail at start, with one clear message, when the endpoint does not answer."""
         try:
-            self.select("SELECT ?s WHERE { ?s ?p ?o } LIMIT 1")
+            self.select(PROBE)
         except (QueryRefused, BackendError) as error:
             raise BackendError(
                 f"{error}; start the endpoint, or give url= the address of one that runs"
             ) from None
 
+    def recover(self) -> None:
+        """Before a task: when an earlier query found the endpoint gone (restarted,
+        killed), wait up to RECONNECT_TIMEOUT seconds for it to answer again."""
+        if self._lost:
+            wait_for_server(lambda: self.select(PROBE))
+            self._lost = False
+
     def select(self, query: str) -> list[str]:
         """Send a SELECT query to the endpoint and read its JSON results."""
+        try:
+            return self._select(query)
+        except BackendError:
+            self._lost = True
+            raise
+
+    def _select(self, query: str) -> list[str]:
         from SPARQLWrapper.SPARQLExceptions import (
             EndPointInternalError,
             QueryBadFormed,

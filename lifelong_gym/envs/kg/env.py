@@ -212,6 +212,7 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
         self.backend.close()
 
     def _start_task(self, task: KGTask) -> str:
+        self.backend.recover()
         self._executor = ActionExecutor(self.backend, self.max_results)
         self._executed = []
         self._answer = None

@@ -320,6 +320,10 @@ class OciContainer:
         options = [f"--env={key}={value}" for key, value in variables.items()]
         return PipeChannel.spawn(self._command("exec", "--cwd", "/root", *options, self.id, *argv))
 
+    def running(self) -> bool:
+        state = subprocess.run(self._command("state", self.id), capture_output=True, text=True)
+        return state.returncode == 0 and json.loads(state.stdout).get("status") == "running"
+
     def _stop(self) -> None:
         for channel in self._shells.values():
             channel.close()

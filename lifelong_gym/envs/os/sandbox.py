@@ -100,6 +100,9 @@ class Container(Protocol):
     def restart(self) -> None:
         """End every process and start PID 1 again; the files stay."""
 
+    def running(self) -> bool:
+        """Whether PID 1 still runs (nothing inside can end it: see KEEPER)."""
+
     def remove(self) -> None:
         """Remove the container and everything it holds (its processes, its files)."""
 
@@ -117,6 +120,13 @@ class DockerContainer:
 
     def restart(self) -> None:
         self.docker.restart(timeout=0)
+
+    def running(self) -> bool:
+        try:
+            self.docker.reload()
+        except Exception:  # noqa: BLE001 - removed, or the engine is gone
+            return False
+        return self.docker.status == "running"
 
     def remove(self) -> None:
         self.docker.remove(force=True)
@@ -166,6 +176,10 @@ class Sandbox:
         if result.timed_out or result.out_of_processes:
             self.shell.close()
             result.stopped = self.end_agent_processes()
+        if result.shell_lost and not self.container.running():
+            # PID 1 was ended from outside (a killed runtime, engine): the task's processes
+            # are gone with it, so the task cannot go on as it was
+            raise SandboxError("the task's container stopped under it (its PID 1 was ended)")
         if result.timed_out or result.shell_lost or result.out_of_processes:
             self.shell = self._new_shell()
         return result

@@ -18,9 +18,9 @@ import os
 import secrets
 import socket
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlparse
 
 from lifelong_gym.processes import process_alive
+from lifelong_gym.reconnect import RECONNECT_TIMEOUT, wait_for_server
 
 from ..table_hash import GROUP_CONCAT_MAX_LEN, table_hash_sql
 from ..tasks import TableInfo
@@ -33,13 +33,16 @@ from .base import (
 )
 from .mysql_cleanup import (
     Watchdog,
+    connection_lost,
     drop_databases,
     error_code,
+    error_message,
     kill_account_threads,
     kill_thread,
     quote,
     run,
 )
+from .mysql_url import parse_url
 from .statement_guard import refusal
 
 logger = logging.getLogger(__name__)
@@ -70,31 +73,6 @@ def grant_pattern(database: str) -> str:
     return quote(escaped)
 
 
-def parse_url(url: str) -> dict[str, Any]:
-    """PyMySQL connection arguments from `mysql://user:password@host:port`."""
-    parsed = urlparse(url)
-    if parsed.scheme not in ("mysql", "mariadb", "mysql+pymysql"):
-        raise BackendError(
-            f"url={url!r}: expected mysql://user:password@host:port (e.g. mysql://root@127.0.0.1:3306)"
-        )
-    if not parsed.hostname:
-        raise BackendError(f"url={url!r} names no host; e.g. mysql://root@127.0.0.1:3306")
-    try:
-        port = parsed.port or 3306
-    except ValueError:
-        raise BackendError(f"url={url!r} has an invalid port") from None
-    query = parse_qs(parsed.query)
-    return {
-        "host": parsed.hostname,
-        "port": port,
-        "user": unquote(parsed.username or "root"),
-        "password": unquote(parsed.password or ""),
-        # off by default: a loopback server needs no TLS, and its handshake is paid at every
-        # connection (docs/db-tasks.md, "On MySQL"); ?ssl=true asks for it on remote servers
-        "ssl_disabled": query.get("ssl", ["false"])[0].lower() not in ("1", "true", "yes"),
-    }
-
-
 def _pymysql():
     try:
         import pymysql
@@ -110,13 +88,22 @@ class MysqlBackend(DatabaseBackend):
 
     dialect = "mysql"
 
-    def __init__(self, url: str, *, sql_mode: str | None = None, **limits: Any):
+    def __init__(
+        self,
+        url: str,
+        *,
+        sql_mode: str | None = None,
+        reconnect_timeout: float = RECONNECT_TIMEOUT,
+        **limits: Any,
+    ):
         super().__init__(**limits)
         self.sql_mode = sql_mode
+        self.reconnect_timeout = reconnect_timeout
         # scoring and dropping get one statement's time, and whole seconds of lock waits
         self.cleanup_timeout = max(1.0, self.statement_timeout)
         self._pymysql = _pymysql()
         self._server = parse_url(url)
+        self._where = f"{self._server['host']}:{self._server['port']}"
         self._owner = f"{_HOST_TAG}_{os.getpid()}"
         self._account = f"{PREFIX}{self._owner}_{secrets.token_hex(3)}"
         self._password = secrets.token_urlsafe(18)
@@ -129,18 +116,13 @@ class MysqlBackend(DatabaseBackend):
         mode = global_mode if sql_mode is None else sql_mode
         self._backslash_escapes = "NO_BACKSLASH_ESCAPES" not in mode.upper()
         self._sweep_leftovers()
-        # the server's own limit on the agent's statements, should the watchdog fail
-        limit = f" WITH MAX_STATEMENT_TIME {2 * self.statement_timeout + 1:g}" * self._mariadb
-        run(
-            self._admin,
-            f"CREATE USER %s@'%%' IDENTIFIED BY %s{limit}",
-            (self._account, self._password),
-        )
+        self._create_account()
         self._closed = False
 
     def start(self, table: TableInfo) -> None:
         """Create a fresh database with the task's table, open to the agent's account only."""
         self.discard()
+        self._reconnect_if_lost()
         name = f"{self._account}_{secrets.token_hex(3)}"
         run(self._admin, f"CREATE DATABASE {quote(name)} CHARACTER SET utf8mb4")
         self._database = name
@@ -175,8 +157,8 @@ class MysqlBackend(DatabaseBackend):
             try:
                 result, broken = self._run(sql)
             except pymysql.MySQLError as error:
-                result = StatementResult(error=_message(error))
-                broken = _connection_lost(error, pymysql)
+                result = StatementResult(error=error_message(error))
+                broken = connection_lost(error, pymysql)
             except UnicodeError as error:  # text the server sent that is not UTF-8
                 result = StatementResult(error=f"the result is not valid UTF-8 text ({error})")
                 broken = True
@@ -207,7 +189,7 @@ class MysqlBackend(DatabaseBackend):
                 raise
             raise UnreadableTable(
                 f"the table {table.name!r} could not be read within "
-                f"{self.cleanup_timeout:g} s: {_message(error)}"
+                f"{self.cleanup_timeout:g} s: {error_message(error)}"
             ) from None
         return digest
 
@@ -225,12 +207,15 @@ class MysqlBackend(DatabaseBackend):
         self._closed = True
         try:
             self.discard()
+            if not self._answers():  # what is left there, the next run on this host sweeps
+                logger.warning("MySQL at %s went away; its agent account stays there", self._where)
+                return
             kill_account_threads(self._admin, self._account, self._pymysql.MySQLError)
             self._drop(sorted(self._stranded))
             run(self._admin, "DROP USER IF EXISTS %s@'%%'", (self._account,))
             self._sweep_leftovers()
         finally:
-            self._admin.close()
+            self._close_quietly(self._admin)
 
     def __del__(self) -> None:
         try:
@@ -309,6 +294,45 @@ class MysqlBackend(DatabaseBackend):
 
     # -- the admin's side -------------------------------------------------------------
 
+    def _create_account(self) -> None:
+        """The agent's account, unless the server has it already (it outlives a restart)."""
+        # the server's own limit on the agent's statements, should the watchdog fail
+        limit = f" WITH MAX_STATEMENT_TIME {2 * self.statement_timeout + 1:g}" * self._mariadb
+        run(
+            self._admin,
+            f"CREATE USER IF NOT EXISTS %s@'%%' IDENTIFIED BY %s{limit}",
+            (self._account, self._password),
+        )
+
+    def _answers(self) -> bool:
+        """Whether the admin connection still reaches the server."""
+        try:
+            self._admin.ping()
+        except self._pymysql.MySQLError:
+            return False
+        return True
+
+    def _reconnect_if_lost(self) -> None:
+        """Reconnect to a server that went away since the last task (restarted or killed).
+
+        Waits up to `reconnect_timeout` seconds for it to answer again, then makes the
+        agent's account again if the server lost it (a fresh data directory) and drops the
+        databases the lost connection could not.
+        """
+        if self._answers():
+            return
+        logger.warning("MySQL at %s went away; reconnecting", self._where)
+        self._close_quietly(self._admin)
+        try:
+            self._admin = wait_for_server(self._admin_connection, self.reconnect_timeout)
+        except BackendError as error:
+            raise BackendError(
+                f"the MySQL server at {self._where} went away and did not answer again "
+                f"within {self.reconnect_timeout:g} s ({error})"
+            ) from None
+        self._create_account()
+        self._drop(sorted(self._stranded))
+
     def _admin_connection(self) -> Any:
         """A connection as the URL's account whose waits for locks are bounded."""
         connection = self._connect(**self._server, read_timeout=self.cleanup_timeout + 60)
@@ -367,9 +391,8 @@ class MysqlBackend(DatabaseBackend):
             raise BackendError(self._cannot_connect(arguments["user"], error)) from None
 
     def _cannot_connect(self, user: str, error: Exception) -> str:
-        where = f"{self._server['host']}:{self._server['port']}"
         return (
-            f"cannot connect to MySQL at {where} as {user!r}: {_message(error)}; "
+            f"cannot connect to MySQL at {self._where} as {user!r}: {error_message(error)}; "
             "check that the server runs and the url (mysql://user:password@host:port) is right"
         )
 
@@ -381,18 +404,3 @@ def _owner_alive(name: str) -> bool:
     except (IndexError, ValueError):
         return True
     return pid == os.getpid() or process_alive(pid)
-
-
-def _connection_lost(error: Exception, pymysql: Any) -> bool:
-    """Whether an error left the agent's connection unusable (killed, closed, out of step)."""
-    if isinstance(error, (pymysql.err.InterfaceError, pymysql.err.InternalError)):
-        return True
-    code = error_code(error)
-    return code is None or code >= 2000 or code in (1053, 1927)
-
-
-def _message(error: Exception) -> str:
-    arguments = getattr(error, "args", ())
-    if len(arguments) == 2 and isinstance(arguments[0], int):
-        return f"({arguments[0]}) {arguments[1]}"
-    return str(error)

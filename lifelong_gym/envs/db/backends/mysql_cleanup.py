@@ -65,6 +65,22 @@ def error_code(error: Exception) -> int | None:
     return arguments[0] if arguments and isinstance(arguments[0], int) else None
 
 
+def connection_lost(error: Exception, pymysql: Any) -> bool:
+    """Whether an error left the agent's connection unusable (killed, closed, out of step)."""
+    if isinstance(error, (pymysql.err.InterfaceError, pymysql.err.InternalError)):
+        return True
+    code = error_code(error)
+    return code is None or code >= 2000 or code in (1053, 1927)
+
+
+def error_message(error: Exception) -> str:
+    """A PyMySQL error as `(code) message`, as the agent's observation shows it."""
+    arguments = getattr(error, "args", ())
+    if len(arguments) == 2 and isinstance(arguments[0], int):
+        return f"({arguments[0]}) {arguments[1]}"
+    return str(error)
+
+
 def run(connection: Any, sql: str, arguments: tuple[Any, ...] | None = None) -> list[tuple]:
     """Run one statement on `connection` and return its rows."""
     with connection.cursor() as cursor:

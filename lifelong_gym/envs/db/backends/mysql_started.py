@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import logging
 import weakref
 from typing import Any
 
@@ -10,10 +11,11 @@ from lifelong_gym.docker_engine import docker_client
 
 from ..image import DEFAULT_IMAGE
 from ..tasks import TableInfo
-from .base import DatabaseBackend, StatementResult
+from .base import BackendError, DatabaseBackend, StatementResult
 from .mysql import MysqlBackend
 from .mysql_server import ServerLease, acquire_server, check_image
 
+logger = logging.getLogger(__name__)
 _LIVE: weakref.WeakSet[StartedMysqlBackend] = weakref.WeakSet()
 
 
@@ -46,18 +48,21 @@ class StartedMysqlBackend(DatabaseBackend):
         return None if self._lease is None else self._lease.url
 
     def start(self, table: TableInfo) -> None:
-        """Start or find the server on first use, then create the task's database on it."""
+        """Start or find the server on first use, then create the task's database on it.
+
+        When the server went away (its container was killed or restarted), the host's
+        server is found again, or started anew, and the task starts there.
+        """
         if self._server is None:
             if self._closed:
                 raise RuntimeError("the back-end is closed")
-            lease = acquire_server(self.image, self._client)
-            try:
-                self._server = MysqlBackend(lease.url, **self._options)
-            except BaseException:
-                lease.release()
-                raise
-            self._lease = lease
-        self._server.start(table)
+            self._join()
+        try:
+            self._server.start(table)
+        except BackendError as error:
+            logger.warning("%s; finding the host's MySQL server again", error)
+            self._rejoin()
+            self._server.start(table)
 
     def execute(self, sql: str) -> StatementResult:
         """Run one agent statement (see `MysqlBackend.execute`)."""
@@ -90,6 +95,24 @@ class StartedMysqlBackend(DatabaseBackend):
             if self._lease is not None:
                 self._lease.release()
                 self._lease = None
+
+    def _join(self) -> None:
+        """Take a lease on the host's running server (started if none is) and connect."""
+        lease = acquire_server(self.image, self._client)
+        try:
+            # no wait for a server that went away: its container may answer on another port
+            self._server = MysqlBackend(lease.url, reconnect_timeout=0, **self._options)
+        except BaseException:
+            lease.release()
+            raise
+        self._lease = lease
+
+    def _rejoin(self) -> None:
+        """Join the server anew, then let go of the one that went away."""
+        gone, lease = self._server, self._lease
+        self._join()  # the same container restarted, or a fresh one when it is gone
+        gone.close()
+        lease.release()
 
     def _started(self) -> MysqlBackend:
         if self._server is None:

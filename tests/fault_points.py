@@ -1,0 +1,95 @@
+"""Fault tests strike at a known point of a run, never at a moment chosen by a timer.
+
+`SigtermAt` sends the run's own process SIGTERM as a given task starts.
+
+`strike_run` plays a stream with the oracle and, when the agent is asked for the first
+reply of the task at one position, runs `fault` (kill a server, a container); after that
+task has ended, `repair` (start it again) runs from a callback. Then it resumes the run in
+the same folder to the end of the stream, so that the test can check the contract of
+docs/security.md ("Faults"): the task in flight ends `task_environment_error`, the tasks
+after it score, the metrics count the fault's cost, and nothing is counted twice.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable
+from pathlib import Path
+
+import gymnasium as gym
+
+from lifelong_gym.agents import OracleAgent
+from lifelong_gym.metrics import LifelongMetrics
+from lifelong_gym.orders import task_order
+from lifelong_gym.run import Callback, Runner
+from lifelong_gym.run.folder import read_sessions
+from lifelong_gym.session import Session
+
+
+class StrikingOracle(OracleAgent):
+    """The oracle, which runs `fault` once, before its first reply to task `task_index`."""
+
+    def __init__(self, tasks, task_index: int, fault: Callable[[], None]):
+        super().__init__(tasks)
+        self.task_index, self.fault = task_index, fault
+        self.struck = False
+
+    def act(self, session: Session) -> str:
+        if session.task_index == self.task_index and not self.struck:
+            self.struck = True
+            self.fault()
+        return super().act(session)
+
+
+class AfterTask(Callback):
+    """Runs `action` once the session of task `task_index` is complete."""
+
+    def __init__(self, task_index: int, action: Callable[[], None]):
+        self.task_index, self.action = task_index, action
+
+    def on_environment_complete(self, run, state, control, *, session, **kwargs):
+        if session.task_index == self.task_index:
+            self.action()
+
+
+class SigtermAt(Callback):
+    """Sends its own process SIGTERM `times` times as task `task_index` starts, once: it
+    makes the file `mark` then, and never strikes while that file exists (a resumed run
+    plays a task again whose session was lost). For `lifelong-gym run --callback
+    tests.fault_points.SigtermAt:task_index=N,times=T,mark=PATH`."""
+
+    def __init__(self, task_index: int, times: int, mark: str):
+        self.task_index, self.times, self.mark = task_index, times, Path(mark)
+
+    def on_environment_reset(self, run, state, control, *, session, **kwargs):
+        if session.task_index == self.task_index and not self.mark.exists():
+            self.mark.touch()
+            for _ in range(self.times):
+                os.kill(os.getpid(), signal.SIGTERM)
+
+
+def strike_run(
+    env: gym.Env,
+    output: Path,
+    *,
+    position: int,
+    tasks: int,
+    fault: Callable[[], None],
+    repair: Callable[[], None],
+) -> tuple[list[Session], LifelongMetrics]:
+    """Run `position + 2` tasks with the fault at `position`, then resume to `tasks` tasks.
+
+    Returns the sessions on disk and the resumed run's metrics.
+    """
+    stream = task_order(env.unwrapped.tasks, "sample", None)
+    struck = stream[position]
+    agent = StrikingOracle(env.unwrapped.tasks, struck, fault)
+    callbacks = [AfterTask(struck, repair)]
+    settings = {"output": output, "progress": False, "plots": False}
+    Runner(env, agent, callbacks, max_tasks=position + 2, **settings).run()
+    assert agent.struck, "the fault never ran"
+    metrics = Runner(env, agent, callbacks, max_tasks=tasks, **settings).run()
+    sessions, _, _ = read_sessions(output / "sessions.jsonl")
+    assert [s.task_index for s in sessions] == stream[:tasks], "a task missing or twice"
+    return sessions, metrics
