@@ -16,7 +16,8 @@ environment id over OpenEnv's protocol (the `openenv` package, `pip install
   `CAPACITY_REACHED` (the connection closes after it; nothing was started).
 
 `LifelongEnvClient` is OpenEnv's `EnvClient` typed for these messages (async; `.sync()`
-for a blocking one); its `reset` retries a refused session with backoff.
+for a blocking one); it asks again, with backoff, for a session refused or not
+answered in time.
 """
 
 from __future__ import annotations
@@ -306,27 +307,37 @@ def serve(
 class LifelongEnvClient(EnvClient[LifelongAction, LifelongObservation, LifelongState]):
     """OpenEnv's client for a `lifelong-gym serve` server: one session per connection.
 
-    A session the server refused (`CAPACITY_REACHED`: it waited its turn there for
-    `--session-wait` seconds) is asked for again by `reset`, after 0.25 s, then twice as
-    long each time up to 4 s (jittered), for up to `capacity_retry_s` seconds in all
-    (default 600); then `reset` raises OpenEnv's error.
+    Asking for a session is retried where nothing was started: an opening handshake that
+    timed out (a server busy with a burst of clients) and, at `reset`, a session the server
+    refused (`CAPACITY_REACHED`: it waited its turn there for `--session-wait` seconds).
+    The next try comes after 0.25 s, then twice as long each time up to 4 s (jittered), for
+    up to `retry_s` seconds in all (default 600); then OpenEnv's error is raised. A server
+    that is not there (connection refused) raises at once.
     """
 
-    def __init__(self, *args: Any, capacity_retry_s: float = 600.0, **kwargs: Any):
+    def __init__(self, *args: Any, retry_s: float = 600.0, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self._capacity_retry_s = capacity_retry_s
+        self._retry_s = retry_s
+
+    async def _connect_async(self) -> LifelongEnvClient:
+        return await self._retried(super()._connect_async, _handshake_timed_out)
 
     async def _reset_async(self, **kwargs: Any) -> StepResult[LifelongObservation]:
+        reset = super()._reset_async
+        return await self._retried(lambda: reset(**kwargs), _refused)
+
+    async def _retried(self, attempt, retryable) -> Any:
+        """`attempt()`, tried again with backoff while it fails in a way `retryable` accepts."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self._capacity_retry_s
+        deadline = loop.time() + self._retry_s
         backoff = 0.25
         while True:
             try:
-                return await super()._reset_async(**kwargs)
-            except RuntimeError as error:
-                if f"(code: {CAPACITY_REACHED})" not in str(error) or loop.time() > deadline:
+                return await attempt()
+            except Exception as error:
+                if not retryable(error) or loop.time() > deadline:
                     raise
-            await self._disconnect_async()  # the server closed the refused connection
+            await self._disconnect_async()  # the server closed a refused connection
             await asyncio.sleep(min(backoff * random.uniform(0.5, 1.0), deadline - loop.time()))
             backoff = min(backoff * 2, 4.0)
 
@@ -344,6 +355,14 @@ class LifelongEnvClient(EnvClient[LifelongAction, LifelongObservation, LifelongS
 
     def _parse_state(self, payload: dict[str, Any]) -> LifelongState:
         return LifelongState(**payload)
+
+
+def _refused(error: Exception) -> bool:
+    return isinstance(error, RuntimeError) and f"(code: {CAPACITY_REACHED})" in str(error)
+
+
+def _handshake_timed_out(error: Exception) -> bool:
+    return isinstance(error, ConnectionError) and isinstance(error.__cause__, TimeoutError)
 
 
 async def play_episode(client: LifelongEnvClient, agent: Any, **reset_kwargs: Any) -> dict:

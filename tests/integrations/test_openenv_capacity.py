@@ -77,8 +77,7 @@ def test_a_refused_session_is_told_capacity_reached_and_the_client_asks_again(db
             for ws in (held.enter_context(connected(url)) for _ in range(2)):
                 reset(ws)
                 assert received(ws)["type"] == "observation"
-            with connected(url) as refused:
-                reset(refused)
+            with connected(url) as refused:  # refused at once: no message needed
                 error = received(refused)
                 assert error["type"] == "error" and error["data"]["code"] == CAPACITY_REACHED
                 assert error["data"]["message"].startswith("Server at capacity: 2/2 sessions")
