@@ -97,5 +97,4 @@ def test_session_wait_is_not_for_mcp():
     result = CliRunner().invoke(
         main, ["serve", "--mcp", "--session-wait", "5", "--port", str(free_port())]
     )
-    assert result.exit_code == 2
-    assert "Error: --session-wait goes with OpenEnv" in result.output
+    assert result.exit_code != 0 and "--session-wait goes with OpenEnv" in result.output
