@@ -6,7 +6,7 @@ this one process (asyncio, the bundled `LifelongEnvClient`). Every session plays
 `--episodes` oracle episodes on its own environment, one after another, on task indices
 spread over the task set. It prints, per N: episodes completed and lost (an episode is lost
 when it raised or did not score the oracle's 1.0), p50 / p99 latency of `reset` and `step`
-as the client saw them, CPU time per episode of the server and of this client (figures
+as the client saw them, CPU time per completed episode of the server and of this client (figures
 that a busy machine distorts less than wall time), the server's peak RSS and its growth
 per session, its peak threads and open files, and sessions per core (cores: the server's
 CPU affinity).
@@ -216,7 +216,7 @@ class Run:
     def row(self) -> str:
         """The run as a line of the table."""
         load, usage = self.load, self.usage
-        played = max(1, load.completed + load.lost)
+        played = max(1, load.completed)
         cpu = [usage.cpu / played * 1e3, self.client_cpu / played * 1e3]  # ms per episode
         latency = [
             f"{percentile(values, 0.5) * 1e3:8.1f}/{percentile(values, 0.99) * 1e3:<8.1f}"
