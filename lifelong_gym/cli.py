@@ -312,6 +312,12 @@ def generate() -> None:
     show_default=True,
     help="Sessions at once.",
 )
+@click.option(
+    "--session-wait",
+    type=click.FloatRange(min=0),
+    help="A session past --max-sessions waits this many seconds for a place, then is "
+    "refused with CAPACITY_REACHED (default 30; not with --mcp).",
+)
 @click.option("--mcp", is_flag=True, help="Serve over MCP (Streamable HTTP at /mcp) instead.")
 @click.option(
     "--session-idle-timeout",
@@ -324,13 +330,16 @@ def serve(
     port: int,
     env_args: tuple[str, ...],
     max_sessions: int,
+    session_wait: float | None,
     mcp: bool,
     session_idle_timeout: float | None,
 ) -> None:
     """Serve an environment over OpenEnv's protocol: one environment per WebSocket session.
 
     Needs the openenv extra: pip install 'lifelong-gym[openenv]'. Clients connect with
-    `lifelong_gym.integrations.openenv.LifelongEnvClient` (the same extra).
+    `lifelong_gym.integrations.openenv.LifelongEnvClient` (the same extra). A session past
+    --max-sessions waits its turn up to --session-wait seconds, then is refused with the
+    error code CAPACITY_REACHED; LifelongEnvClient asks again with backoff.
 
     With --mcp, over the Model Context Protocol instead: each MCP session plays one task
     with the tools `start_task` and the environment's own. Needs the mcp extra (mcp 2.3,
@@ -340,10 +349,20 @@ def serve(
     if not mcp:
         if session_idle_timeout is not None:
             raise click.UsageError("--session-idle-timeout goes with --mcp")
+        from lifelong_gym.integrations.openenv import DEFAULT_SESSION_WAIT
         from lifelong_gym.integrations.openenv import serve as serve_openenv
 
-        serve_openenv(env_id, kwargs, host=host, port=port, max_sessions=max_sessions)
+        serve_openenv(
+            env_id,
+            kwargs,
+            host=host,
+            port=port,
+            max_sessions=max_sessions,
+            session_wait=DEFAULT_SESSION_WAIT if session_wait is None else session_wait,
+        )
         return
+    if session_wait is not None:
+        raise click.UsageError("--session-wait goes with OpenEnv (the MCP SDK refuses at once)")
     from lifelong_gym.integrations.mcp import DEFAULT_SESSION_IDLE_TIMEOUT
     from lifelong_gym.integrations.mcp import serve as serve_mcp
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from lifelong_gym.errors import MissingExtraError
 from lifelong_gym.integrations.mcp_episode import ToolEpisode, ToolReply, build_env, session_tools
-from lifelong_gym.integrations.serving import listen
+from lifelong_gym.integrations.serving import listen, raise_open_files_limit
 
 MIN_SDK = (2, 3)
 
@@ -176,6 +176,7 @@ def serve(
     """
     server = create_server(env_id, env_kwargs)
     listener = listen(host, port)
+    raise_open_files_limit(max_sessions)
     app = server.streamable_http_app(
         streamable_http_path=PATH,
         session_idle_timeout=session_idle_timeout,

@@ -11,21 +11,30 @@ environment id over OpenEnv's protocol (the `openenv` package, `pip install
 - HTTP: `/health`, `/schema`, `/metadata`, and OpenEnv's stateless `/reset` (a fresh
   environment per request, closed after it: the first observation of a task). Episodes
   need a session, so HTTP `/step` answers 409 and names the WebSocket.
+- At most `max_sessions` sessions at once: one more waits its turn (first come, first
+  served) up to `session_wait` seconds, then is refused with OpenEnv's error reply of code
+  `CAPACITY_REACHED` (the connection closes after it; nothing was started).
 
 `LifelongEnvClient` is OpenEnv's `EnvClient` typed for these messages (async; `.sync()`
-for a blocking one).
+for a blocking one); it asks again, with backoff, for a session refused or not
+answered in time.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import random
 import sys
+from collections import deque
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import gymnasium as gym
 
 from lifelong_gym.errors import MissingExtraError
-from lifelong_gym.integrations.serving import listen, plain_info
+from lifelong_gym.integrations.serving import listen, plain_info, raise_open_files_limit
 from lifelong_gym.registration import make_env
 
 try:
@@ -33,9 +42,16 @@ try:
     from fastapi.responses import JSONResponse
     from openenv.core.client_types import StepResult
     from openenv.core.env_client import EnvClient
-    from openenv.core.env_server.http_server import create_fastapi_app
+    from openenv.core.env_server.exceptions import SessionCapacityError
+    from openenv.core.env_server.http_server import HTTPEnvServer
     from openenv.core.env_server.interfaces import Environment
-    from openenv.core.env_server.types import Action, ConcurrencyConfig, Observation, State
+    from openenv.core.env_server.types import (
+        Action,
+        ConcurrencyConfig,
+        Observation,
+        State,
+        WSErrorCode,
+    )
     from pydantic import Field
 except ImportError as error:  # pragma: no cover - the message is the point
     raise MissingExtraError(
@@ -48,6 +64,13 @@ except ImportError as error:  # pragma: no cover - the message is the point
 # with code 1009 (message too big). Replies the environment takes are far smaller.
 MAX_MESSAGE_BYTES = 4 << 20
 DEFAULT_MAX_SESSIONS = 8
+# How long a session past `max_sessions` waits for one to end before it is refused: under
+# the 60 s that OpenEnv's client waits for the reply to its first message by default.
+DEFAULT_SESSION_WAIT = 30.0
+# The error code of that refusal, and how long a waiting session sleeps before it looks
+# again for a free place when no session's end woke it (a session closed over HTTP /mcp).
+CAPACITY_REACHED = WSErrorCode.CAPACITY_REACHED.value
+RECHECK_SECONDS = 1.0
 
 
 class LifelongAction(Action):
@@ -155,22 +178,90 @@ def session_factory(env_id: str, env_kwargs: Mapping[str, Any]):
     return build
 
 
+class SessionServer(HTTPEnvServer):
+    """OpenEnv's server, with the sessions on one shared thread pool and a queue for the
+    sessions past `max_sessions`.
+
+    OpenEnv gives every session a thread of its own; at hundreds of sessions waking a
+    sleeping thread for each call costs several times the CPU of a shared pool whose busy
+    threads take the next call (benchmarks/serve_load.py). The pool may grow to one thread
+    per session, so a session whose call blocks (a long query, a shell command) never
+    holds up another; each session makes one call at a time, its WebSocket waiting for
+    the reply.
+    """
+
+    def __init__(
+        self, env_id: str, env_kwargs: Mapping[str, Any], *, max_sessions: int, session_wait: float
+    ):
+        super().__init__(
+            session_factory(env_id, env_kwargs),
+            LifelongAction,
+            LifelongObservation,
+            concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions),
+            env_name=env_id,
+            state_cls=LifelongState,
+        )
+        self._shared_session_executor = ThreadPoolExecutor(
+            max_workers=max_sessions, thread_name_prefix="lifelong-session"
+        )
+        self._session_wait = session_wait
+        self._in_line: deque[asyncio.Event] = deque()
+
+    async def _create_session(self) -> tuple[str, Environment]:
+        await self._wait_for_a_place()
+        try:
+            # no await between the wait and OpenEnv's reservation of the place
+            return await super()._create_session()
+        finally:
+            self._call_next()  # a build that failed gave its place back
+
+    async def _destroy_session(self, session_id: str) -> None:
+        await super()._destroy_session(session_id)
+        self._call_next()
+
+    async def _wait_for_a_place(self) -> None:
+        """Return once this session is first in line and a place is free, or refuse it."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._session_wait
+        turn = asyncio.Event()
+        self._in_line.append(turn)
+        try:
+            while self._in_line[0] is not turn or len(self._sessions) >= self.max_concurrent_envs:
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    raise SessionCapacityError(
+                        len(self._sessions),
+                        self.max_concurrent_envs,
+                        f"Server at capacity: {len(self._sessions)}/{self.max_concurrent_envs} "
+                        f"sessions active, none ended within {self._session_wait:g} s; retry "
+                        "later",
+                    )
+                turn.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(turn.wait(), min(remaining, RECHECK_SECONDS))
+        finally:
+            self._in_line.remove(turn)
+            self._call_next()
+
+    def _call_next(self) -> None:
+        if self._in_line:
+            self._in_line[0].set()
+
+
 def create_app(
     env_id: str,
     env_kwargs: Mapping[str, Any] | None = None,
     *,
     max_sessions: int = DEFAULT_MAX_SESSIONS,
+    session_wait: float = DEFAULT_SESSION_WAIT,
 ) -> FastAPI:
-    """The OpenEnv FastAPI app serving `env_id`, at most `max_sessions` sessions at once."""
-    app = create_fastapi_app(
-        session_factory(env_id, env_kwargs or {}),
-        LifelongAction,
-        LifelongObservation,
-        concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions),
-        env_name=env_id,
-        state_cls=LifelongState,
-        mode="simulation",
+    """The OpenEnv FastAPI app serving `env_id`: at most `max_sessions` sessions at once,
+    one more waiting up to `session_wait` seconds for a place."""
+    app = FastAPI(title=f"lifelong-gym {env_id}", description="OpenEnv's HTTP and WebSocket API")
+    server = SessionServer(
+        env_id, env_kwargs or {}, max_sessions=max_sessions, session_wait=session_wait
     )
+    server.register_routes(app, mode="simulation")
     app.add_exception_handler(gym.error.ResetNeeded, _needs_session)
     return app
 
@@ -192,6 +283,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     max_sessions: int = DEFAULT_MAX_SESSIONS,
+    session_wait: float = DEFAULT_SESSION_WAIT,
     log_level: str = "warning",
 ) -> None:
     """Serve `env_id` until interrupted; a bad id, argument or busy port raises first.
@@ -202,8 +294,9 @@ def serve(
 
     make_env(env_id, env_kwargs or {}).close()  # a bad id or argument fails here, once
     listener = listen(host, port)
+    raise_open_files_limit(max_sessions)
     config = uvicorn.Config(
-        create_app(env_id, env_kwargs, max_sessions=max_sessions),
+        create_app(env_id, env_kwargs, max_sessions=max_sessions, session_wait=session_wait),
         log_level=log_level,
         ws_max_size=MAX_MESSAGE_BYTES,
     )
@@ -212,7 +305,41 @@ def serve(
 
 
 class LifelongEnvClient(EnvClient[LifelongAction, LifelongObservation, LifelongState]):
-    """OpenEnv's client for a `lifelong-gym serve` server: one session per connection."""
+    """OpenEnv's client for a `lifelong-gym serve` server: one session per connection.
+
+    Asking for a session is retried where nothing was started: an opening handshake that
+    timed out (a server busy with a burst of clients) and, at `reset`, a session the server
+    refused (`CAPACITY_REACHED`: it waited its turn there for `--session-wait` seconds).
+    The next try comes after 0.25 s, then twice as long each time up to 4 s (jittered), for
+    up to `retry_s` seconds in all (default 600); then OpenEnv's error is raised. A server
+    that is not there (connection refused) raises at once.
+    """
+
+    def __init__(self, *args: Any, retry_s: float = 600.0, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._retry_s = retry_s
+
+    async def _connect_async(self) -> LifelongEnvClient:
+        return await self._retried(super()._connect_async, _handshake_timed_out)
+
+    async def _reset_async(self, **kwargs: Any) -> StepResult[LifelongObservation]:
+        reset = super()._reset_async
+        return await self._retried(lambda: reset(**kwargs), _refused)
+
+    async def _retried(self, attempt, retryable) -> Any:
+        """`attempt()`, tried again with backoff while it fails in a way `retryable` accepts."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._retry_s
+        backoff = 0.25
+        while True:
+            try:
+                return await attempt()
+            except Exception as error:
+                if not retryable(error) or loop.time() > deadline:
+                    raise
+            await self._disconnect_async()  # the server closed a refused connection
+            await asyncio.sleep(min(backoff * random.uniform(0.5, 1.0), deadline - loop.time()))
+            backoff = min(backoff * 2, 4.0)
 
     def _step_payload(self, action: LifelongAction) -> dict[str, Any]:
         return {"reply": action.reply}
@@ -228,6 +355,14 @@ class LifelongEnvClient(EnvClient[LifelongAction, LifelongObservation, LifelongS
 
     def _parse_state(self, payload: dict[str, Any]) -> LifelongState:
         return LifelongState(**payload)
+
+
+def _refused(error: Exception) -> bool:
+    return isinstance(error, RuntimeError) and f"(code: {CAPACITY_REACHED})" in str(error)
+
+
+def _handshake_timed_out(error: Exception) -> bool:
+    return isinstance(error, ConnectionError) and isinstance(error.__cause__, TimeoutError)
 
 
 async def play_episode(client: LifelongEnvClient, agent: Any, **reset_kwargs: Any) -> dict:

@@ -8,6 +8,7 @@ import sys
 import time
 import urllib.request
 from contextlib import contextmanager
+from subprocess import PIPE
 
 from lifelong_gym.agents import OracleAgent
 
@@ -21,28 +22,33 @@ def free_port() -> int:
 
 
 @contextmanager
-def served(env_id: str, *env_args: str):
-    """Run `lifelong-gym serve` until the block ends; yields (process, base URL)."""
+def served(env_id: str, *env_args: str, flags: tuple[str, ...] = ()):
+    """Run `lifelong-gym serve` (with `flags`) until the block ends; yields (process, base URL)."""
     port = free_port()
     command = [sys.executable, "-m", "lifelong_gym", "serve", "--env", env_id, "--port", str(port)]
+    command += flags
     for arg in env_args:
         command += ["--env-arg", arg]
     url = f"http://127.0.0.1:{port}"
-    with server_process(command, lambda: _healthy(url)) as process:
+    with server_process(command, lambda: healthy(url)) as process:
         yield process, url
 
 
 @contextmanager
-def server_process(command: list[str], ready, env: dict[str, str] | None = None):
-    """Run `command` until the block ends, once `ready()` holds; yields the process."""
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
-    )
+def server_process(
+    command: list[str], ready, env: dict[str, str] | None = None, output: int | None = PIPE
+):
+    """Run `command` until the block ends, once `ready()` holds; yields the process.
+
+    Its output is kept for the error of a server that exited (`output=None`: passed on).
+    """
+    process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, text=True, env=env)
     try:
         deadline = time.monotonic() + STARTUP_SECONDS
         while not ready():
             if process.poll() is not None:
-                raise RuntimeError(f"the server exited: {process.stdout.read()}")
+                said = process.stdout.read() if process.stdout else "see above"
+                raise RuntimeError(f"the server exited: {said}")
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the server was not ready within {STARTUP_SECONDS} s")
             time.sleep(1)
@@ -56,7 +62,8 @@ def server_process(command: list[str], ready, env: dict[str, str] | None = None)
             process.wait()
 
 
-def _healthy(url: str) -> bool:
+def healthy(url: str) -> bool:
+    """Whether the server at `url` answers /health."""
     try:
         with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
             return response.status == 200
