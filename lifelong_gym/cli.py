@@ -22,10 +22,17 @@ from lifelong_gym.run.compare import (
     load_compared_runs,
     plot_comparison,
 )
-from lifelong_gym.run.config import RunConfig, build_runner, load_run_config, parse_env_args
+from lifelong_gym.run.config import (
+    RunConfig,
+    build_runner,
+    parse_env_args,
+    read_config_file,
+    run_config,
+)
 from lifelong_gym.run.cost import parse_price
 from lifelong_gym.run.cost_summary import format_cost, format_cost_table
 from lifelong_gym.run.gain import Gain, format_gain, format_paired_gains, paired_gain, twin_gain
+from lifelong_gym.run.grid import is_grid, load_grid, run_grid
 from lifelong_gym.run.html_compare import write_compare_page
 from lifelong_gym.run.probe_display import format_probes, run_probes
 from lifelong_gym.run.report import format_report, report_run
@@ -104,18 +111,36 @@ def main(verbose: bool) -> None:
 )
 @click.option("--probe-every", type=int, help="Play the probe set at 0, N, 2N, ... stream tasks.")
 @click.option("--probes", help="The probe set: a task file of the same environment.")
-def run(config_path: str | None, **flags: object) -> None:
-    """Run a lifelong evaluation; the same command again resumes it."""
+@click.option(
+    "--only",
+    multiple=True,
+    metavar="ENV[/METHOD]",
+    help="With a grid config: run only the cells that match (globs; repeatable).",
+)
+def run(config_path: str | None, only: tuple[str, ...], **flags: object) -> None:
+    """Run a lifelong evaluation, or every cell of a grid config; the same command again
+    resumes it."""
     flags["env_args"] = parse_env_args(flags["env_args"]) or None  # type: ignore[arg-type]
-    config = load_run_config(config_path, flags)
-    config.price()  # a bad price or probe setting is refused before anything runs
-    config.check_probes()
+    settings = read_config_file(config_path)
+    if is_grid(settings):
+        grid = load_grid(settings, flags)  # every cell checked before the first runs
+        run_grid(grid, grid.select(only), run_resumable, click.echo)
+        return
+    if only:
+        raise click.UsageError("--only picks cells of a grid config (one with a grid: section)")
+    config = run_config(settings, flags)
+    config.check()  # a bad price, probe setting, callback or env argument: before anything runs
     for replicate in config.replicate_runs():
-        try:
-            run_with_twin(replicate)
-        except KeyboardInterrupt:
-            click.echo("\ninterrupted; run the same command again to resume", err=True)
-            raise SystemExit(130) from None
+        run_resumable(replicate)
+
+
+def run_resumable(config: RunConfig) -> None:
+    """One run (and its twin); Ctrl-C ends the command, saying how to resume."""
+    try:
+        run_with_twin(config)
+    except KeyboardInterrupt:
+        click.echo("\ninterrupted; run the same command again to resume", err=True)
+        raise SystemExit(130) from None
 
 
 def run_with_twin(config: RunConfig) -> None:
