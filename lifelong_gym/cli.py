@@ -33,6 +33,14 @@ from lifelong_gym.run.cost import parse_price
 from lifelong_gym.run.cost_summary import format_cost, format_cost_table
 from lifelong_gym.run.gain import Gain, format_gain, format_paired_gains, paired_gain, twin_gain
 from lifelong_gym.run.grid import is_grid, load_grid, run_grid
+from lifelong_gym.run.grid_compare import (
+    COMPARISON_PLOT,
+    GridIndex,
+    format_summary,
+    load_grid_environments,
+    read_grid_index,
+    write_grid_pages,
+)
 from lifelong_gym.run.html_compare import write_compare_page
 from lifelong_gym.run.probe_display import format_probes, run_probes
 from lifelong_gym.run.report import format_report, report_run
@@ -226,7 +234,14 @@ def report(output: str, price_per_mtok: str | None) -> None:
     help="Also write a comparison page linking to each run's report.html.",
 )
 def compare(runs: tuple[str, ...], plot_path: str | None, html_path: str | None) -> None:
-    """Compare runs: success overall and per skill beside the first run, and learning curves."""
+    """Compare runs: success overall and per skill beside the first run, and learning curves.
+
+    A grid's folder (RUNS: the one folder a grid config ran into) compares each environment's
+    cells with the reference method.
+    """
+    if len(runs) == 1 and (index := read_grid_index(Path(runs[0]))) is not None:
+        compare_grid(Path(runs[0]), index, plot_path, html_path)
+        return
     compared = load_compared_runs([Path(run) for run in runs])
     for warning in comparison_warnings(compared):
         click.echo(f"warning: {warning}", err=True)
@@ -243,6 +258,31 @@ def compare(runs: tuple[str, ...], plot_path: str | None, html_path: str | None)
     click.echo(f"wrote {plot_comparison(compared, target)}")
     if html_path:
         for path in write_compare_page(compared, Path(html_path)):
+            click.echo(f"wrote {path}")
+
+
+def compare_grid(
+    folder: Path, index: GridIndex, plot_path: str | None, html_path: str | None
+) -> None:
+    """Each environment of a grid: the summary against the reference, success per skill
+    and the learning curves (GRID/ENV/comparison.png); with `html_path`, the pages."""
+    if plot_path:
+        raise click.UsageError(
+            f"--plot does not go with a grid: its plots are ENV/{COMPARISON_PLOT}"
+        )
+    environments = load_grid_environments(folder, index)
+    for environment in environments:
+        click.echo(format_summary(environment) + "\n")
+        if not environment.runs:
+            continue
+        for warning in comparison_warnings(environment.runs):
+            click.echo(f"warning: {environment.name}: {warning}", err=True)
+        metrics = [run.metrics for run in environment.runs]
+        click.echo(format_comparison(environment.methods, metrics) + "\n")
+        target = folder / environment.name / COMPARISON_PLOT
+        click.echo(f"wrote {plot_comparison(environment.runs, target)}\n")
+    if html_path:
+        for path in write_grid_pages(folder, environments, Path(html_path)):
             click.echo(f"wrote {path}")
 
 

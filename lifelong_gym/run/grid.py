@@ -27,10 +27,10 @@ from lifelong_gym.run.folder import (
     without_passwords,
     write_json_atomic,
 )
+from lifelong_gym.run.grid_compare import GRID_FILE, GridIndex, IndexedCell
 from lifelong_gym.run.settings import validation_problems
 
 GRID_KEY = "grid"
-GRID_FILE = "grid.json"
 REFERENCE_METHOD = "standard"
 CELL_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")  # a folder name on any system
 GRID_FLAGS = {"env": "--env", "callbacks": "--callback"}  # what the cells themselves set
@@ -91,11 +91,9 @@ class Grid:
         """Write `grid.json`: the reference method and every cell with its folder."""
         self.output.mkdir(parents=True, exist_ok=True)
         path = self.output / GRID_FILE
-        cells = [
-            {"env": c.env, "method": c.method, "folder": c.name, "env_id": c.config.env}
-            for c in self.cells
-        ]
-        write_json_atomic(path, {"reference": self.reference, "cells": cells})
+        cells = [IndexedCell(env=c.env, method=c.method, folder=c.name, env_id=c.config.env)
+                 for c in self.cells]  # fmt: skip
+        write_json_atomic(path, GridIndex(reference=self.reference, cells=cells).model_dump())
         return path
 
 

@@ -128,3 +128,67 @@ def test_only_belongs_to_grid_configs(tmp_path):
     result = CliRunner().invoke(main, ["run", "--output", str(tmp_path), "--only", "db"])
     assert result.exit_code == 1
     assert "--only picks cells of a grid config" in result.output
+
+
+def compare(*args: str):
+    return CliRunner().invoke(main, ["compare", *args], catch_exceptions=False)
+
+
+def summary_row(output: str, env: str, method: str) -> list[str]:
+    """The cells of a method's row in an environment's summary table."""
+    block = output.split(f"{env}: ", 1)[1]
+    line = next(line for line in block.splitlines() if line.split()[:1] == [method])
+    return line.split()
+
+
+def test_compare_of_a_grid_folder_sums_up_each_environment_against_standard(tmp_path):
+    methods = {
+        "standard": [],
+        "replay-1": ["experience_replay:n=1"],
+        "sabotage": ["tests.crash_support.Saboteur:every=2"],  # fails the even task indices
+    }
+    config = write_grid(
+        tmp_path, {**GRID, "max-tasks": 4, "grid": {**GRID["grid"], "methods": methods}}
+    )
+    assert run(config, "--only", "db", "--only", "kg/standard").exit_code == 0
+    folder = tmp_path / "grid"
+    html = tmp_path / "pages" / "grid.html"
+    html.parent.mkdir()
+    result = compare(str(folder), "--html", str(html))
+    assert result.exit_code == 0, result.output
+    assert "db: LifelongDB-v0, gains over standard" in result.output
+    assert "kg: LifelongKG-v0, fewer than two cells have run" in result.output
+    assert "not run yet: replay-1, sabotage" in result.output
+
+    standard = [json.loads(line) for line in (folder / "db/standard/sessions.jsonl").open()]
+    sabotaged = [json.loads(line) for line in (folder / "db/sabotage/sessions.jsonl").open()]
+    assert [s["task_index"] for s in standard] == [s["task_index"] for s in sabotaged]
+    lost = sum(s["task_index"] % 2 == 0 for s in standard)
+    assert 0 < lost < 4  # the comparison has a gain to show, with an interval around it
+    solved = 4 - lost
+    row = summary_row(result.output, "db", "sabotage")
+    assert row[:3] == ["sabotage", "4", f"{solved / 4:.1%}"]
+    assert row[5] == f"{-lost / 4 * 100:+.1f}"  # the paired gain over standard, in points
+    assert row[6].startswith("[") and "within noise" in result.output
+    assert summary_row(result.output, "db", "standard")[2] == "100.0%"
+    assert summary_row(result.output, "db", "replay-1")[5] == "+0.0"
+    assert "skill" in result.output and "sabotage (Δ)" in result.output  # the per-skill table
+    assert (folder / "db" / "comparison.png").is_file()
+
+    page = html.read_text()
+    assert "db: LifelongDB-v0, gains over standard" in page and "sabotage" in page
+    assert "href='grid-db.html'" in page
+    db_page = (tmp_path / "pages" / "grid-db.html").read_text()
+    assert "standard" in db_page and "sabotage" in db_page
+    assert (folder / "db/sabotage/report.html").is_file()
+
+
+def test_compare_of_ordinary_runs_is_unchanged_and_a_damaged_index_is_one_line(tmp_path):
+    assert run(write_grid(tmp_path), "--only", "db").exit_code == 0
+    folder = tmp_path / "grid"
+    result = compare(str(folder / "db/standard"), str(folder / "db/replay-1"))
+    assert result.exit_code == 0 and "gain of A over B" in result.output
+    (folder / "grid.json").write_text("{}")
+    result = compare(str(folder))
+    assert result.exit_code == 1 and "grid.json is not a grid's index" in result.output
+    assert "Traceback" not in result.output
