@@ -127,7 +127,9 @@ def summary_rows(environment: GridEnvironment) -> tuple[list[list[str]], list[st
         gain = ["-", "-"]
         if reference is not None and run.record is not reference:
             try:
-                gain = describe_gain(paired_gain(run.record, reference).overall).split(None, 1)
+                figure = paired_gain(run.record, reference).overall
+                points, interval = describe_gain(figure).split(None, 1)
+                gain = [points, " ".join(interval.split())]
             except ConfigError as error:
                 notes.append(f"{method}: {error}")
         tokens = (cost.per_task(cost.prompt_tokens), cost.per_task(cost.generated_tokens))
@@ -191,14 +193,14 @@ def write_grid_pages(
             written += write_compare_page(environment.runs, page)
             target = quote(Path(os.path.relpath(page.resolve(), path.resolve().parent)).as_posix())
             link = f"<p><a href='{escape(target)}'>the cells side by side, per skill</a></p>"
-        sections.append(_summary_panel(environment) + link)
+        sections.append(_summary_panel(environment, link))
     title = f"Grid: {folder.resolve().name}"
     body = f"<header class='top'><h1>{escape(title)}</h1></header>{''.join(sections)}"
     written.append(write_page(path, render_page(title, body, [], "compare.js")))
     return written
 
 
-def _summary_panel(environment: GridEnvironment) -> str:
+def _summary_panel(environment: GridEnvironment, link: str) -> str:
     body = ""
     if environment.runs:
         rows, notes = summary_rows(environment)
@@ -218,5 +220,5 @@ def _summary_panel(environment: GridEnvironment) -> str:
         body += f"<p class='note'>not run yet: {escape(', '.join(environment.not_run))}</p>"
     return (
         f"<section class='panel' id='env-{escape(environment.name)}'>"
-        f"<h2>{escape(environment_title(environment))}</h2>{body}</section>"
+        f"<h2>{escape(environment_title(environment))}</h2>{body}{link}</section>"
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,11 @@ import yaml
 from click.testing import CliRunner
 
 from lifelong_gym.cli import main
+from lifelong_gym.run.config import read_config_file
+from lifelong_gym.run.gain import paired_bootstrap
+from lifelong_gym.run.grid import load_grid
+
+PAPER_GRID = Path(__file__).resolve().parents[2] / "examples/configs/paper_grid.yaml"
 
 GRID = {
     "max-tasks": 3,
@@ -138,7 +144,7 @@ def summary_row(output: str, env: str, method: str) -> list[str]:
     """The cells of a method's row in an environment's summary table."""
     block = output.split(f"{env}: ", 1)[1]
     line = next(line for line in block.splitlines() if line.split()[:1] == [method])
-    return line.split()
+    return re.split(r"\s{2,}", line.strip())  # the columns, two spaces or more apart
 
 
 def test_compare_of_a_grid_folder_sums_up_each_environment_against_standard(tmp_path):
@@ -168,10 +174,20 @@ def test_compare_of_a_grid_folder_sums_up_each_environment_against_standard(tmp_
     solved = 4 - lost
     row = summary_row(result.output, "db", "sabotage")
     assert row[:3] == ["sabotage", "4", f"{solved / 4:.1%}"]
-    assert row[5] == f"{-lost / 4 * 100:+.1f}"  # the paired gain over standard, in points
-    assert row[6].startswith("[") and "within noise" in result.output
-    assert summary_row(result.output, "db", "standard")[2] == "100.0%"
-    assert summary_row(result.output, "db", "replay-1")[5] == "+0.0"
+    assert row[4] == f"{-lost / 4 * 100:+.1f}"  # the paired gain over standard, in points
+    differences = [-float(s["task_index"] % 2 == 0) for s in standard]
+    low, high = paired_bootstrap(differences)
+    assert row[5].startswith(f"[{low * 100:+.1f}, {high * 100:+.1f}]")  # its interval
+    assert summary_row(result.output, "db", "standard")[2:6] == [
+        "100.0%",
+        "[51.0%, 100.0%]",
+        "-",
+        "-",
+    ]
+    assert summary_row(result.output, "db", "replay-1")[4:6] == [
+        "+0.0",
+        "[+0.0, +0.0] within noise",
+    ]
     assert "skill" in result.output and "sabotage (Δ)" in result.output  # the per-skill table
     assert (folder / "db" / "comparison.png").is_file()
 
@@ -192,3 +208,62 @@ def test_compare_of_ordinary_runs_is_unchanged_and_a_damaged_index_is_one_line(t
     result = compare(str(folder))
     assert result.exit_code == 1 and "grid.json is not a grid's index" in result.output
     assert "Traceback" not in result.output
+
+
+def test_the_paper_grid_parses_and_every_cell_validates():
+    grid = load_grid(read_config_file(PAPER_GRID), {})
+    methods = ["standard", "replay-1", "replay-4", "replay-16", "replay-32", "replay-64",
+               "self-consistency", "reasoning-memory", "online-training"]  # fmt: skip
+    assert [cell.name for cell in grid.cells] == [
+        f"{env}/{method}" for env in ("db", "os", "kg") for method in methods
+    ]
+    assert grid.reference == "standard"
+    envs = {cell.config.env for cell in grid.cells}
+    assert envs == {"LifelongDB-v0", "LifelongOS-v0", "LifelongKG-v0"}
+    for cell in grid.cells:
+        assert cell.config.agent == "hf:smollm2" and cell.config.max_tasks == 100
+        assert cell.config.output == Path("runs/paper-grid") / cell.env / cell.method
+        for spec in cell.config.callbacks:  # replay and voting kept within the context
+            if spec.startswith(("experience_replay", "group_self_consistency")):
+                assert "budget=auto" in spec
+    replay = [c.config.callbacks for c in grid.cells if c.env == "db" and "replay" in c.method]
+    assert replay == [[f"experience_replay:n={n},budget=auto"] for n in (1, 4, 16, 32, 64)]
+
+
+def test_the_paper_grid_runs_end_to_end_with_a_tiny_model(tmp_path, tiny_model_dir):
+    picked = ["db/standard", "db/replay-64", "db/self-consistency", "kg/standard",
+              "kg/reasoning-memory"]  # fmt: skip
+    flags = ["--agent", f"hf:{tiny_model_dir}?max_new_tokens=8", "--max-tasks", "2",
+             "--output", str(tmp_path / "grid")]  # fmt: skip
+    for cell in picked:
+        flags += ["--only", cell]
+    result = run(PAPER_GRID, *flags)
+    assert result.exit_code == 0, result.output
+    assert "grid of 27 cells" in result.output and "cell 5/5 kg/reasoning-memory" in result.output
+    for cell in picked:
+        assert len((tmp_path / "grid" / cell / "sessions.jsonl").read_text().splitlines()) == 2
+    costs = [
+        json.loads(line) for line in (tmp_path / "grid/db/self-consistency/costs.jsonl").open()
+    ]
+    assert all(cost["agent"]["prompt_tokens"] > 0 for cost in costs)  # a real model answered
+
+    result = run(PAPER_GRID, *flags)
+    assert result.output.count("finished already, skipped") == 5, result.output
+
+    result = compare(str(tmp_path / "grid"), "--html", str(tmp_path / "grid.html"))
+    assert result.exit_code == 0, result.output
+    assert "db: LifelongDB-v0, gains over standard" in result.output
+    assert (
+        "not run yet: replay-1, replay-4, replay-16, replay-32, reasoning-memory, online-training"
+        in result.output
+    )
+    for env, method in [
+        ("db", "replay-64"),
+        ("db", "self-consistency"),
+        ("kg", "reasoning-memory"),
+    ]:
+        row = summary_row(result.output, env, method)
+        assert row[1] == "2" and row[4][0] in "+-" and row[5][0] == "["  # a paired gain
+        assert float(row[6].replace(",", "")) > 0  # prompt tokens per task
+    assert "os: LifelongOS-v0, fewer than two cells have run" in result.output
+    assert (tmp_path / "grid-db.html").is_file() and (tmp_path / "grid-kg.html").is_file()
