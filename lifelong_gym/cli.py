@@ -277,8 +277,9 @@ def compare_grid(
             continue
         for warning in comparison_warnings(environment.runs):
             click.echo(f"warning: {environment.name}: {warning}", err=True)
-        metrics = [run.metrics for run in environment.runs]
-        click.echo(format_comparison(environment.methods, metrics) + "\n")
+        runs = environment.runs
+        click.echo(format_runs(runs) + "\n")
+        click.echo(format_comparison([r.letter for r in runs], [r.metrics for r in runs]) + "\n")
         target = folder / environment.name / COMPARISON_PLOT
         click.echo(f"wrote {plot_comparison(environment.runs, target)}\n")
     if html_path:

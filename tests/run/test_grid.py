@@ -188,7 +188,7 @@ def test_compare_of_a_grid_folder_sums_up_each_environment_against_standard(tmp_
         "+0.0",
         "[+0.0, +0.0] within noise",
     ]
-    assert "skill" in result.output and "sabotage (Δ)" in result.output  # the per-skill table
+    assert "C  sabotage" in result.output and "C (Δ)" in result.output  # the per-skill table
     assert (folder / "db" / "comparison.png").is_file()
 
     page = html.read_text()
