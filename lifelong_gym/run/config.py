@@ -12,6 +12,7 @@ import yaml
 from pydantic import Field, ValidationError
 
 from lifelong_gym.agents import Agent, ModelConfigError, ModelPool, make_agent
+from lifelong_gym.agents.factory import agent_builder
 from lifelong_gym.errors import LifelongGymError, RunConfigError
 from lifelong_gym.orders import replicate_seeds
 from lifelong_gym.registration import checked_env_kwargs
@@ -115,9 +116,11 @@ class RunConfig(RunSettings):
 
     def check(self) -> None:
         """Everything about the config that can be checked without making anything: the
-        price, the probes, the order and seed, the callbacks' specs, the environment's id
-        and arguments. A problem is one line."""
+        price, the probes, the order and seed, the kind of agent, the callbacks' specs, the
+        environment's id and arguments. A problem is one line."""
         self.price()
+        if not self.agent.startswith("model:"):  # a pool's model is checked when it is made
+            agent_builder(self.agent)
         self.check_probes()
         self.replicate_runs()
         for spec in self.callbacks:

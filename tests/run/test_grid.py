@@ -102,6 +102,8 @@ def test_a_changed_cell_is_run_not_skipped_and_refuses_to_resume(tmp_path):
          "grid cell db/standard: max_tasks: Input should be greater than or equal to 1"),
         ({"envs": {"db": {"env": "LifelongDB-v0", "output": "x"}}},
          "grid cell db/standard: grid.envs.db sets output; a cell's folder is OUTPUT/db/standard"),
+        ({"methods": {"standard": [], "x": {"agent": "gpt-9"}}},
+         "grid cell db/x: unknown agent 'gpt-9'; known agents: oracle"),
         ({"methods": {"a/b": []}}, "grid name 'a/b': a name is a folder's"),
         ({"methods": {}}, "invalid grid: methods: Dictionary should have at least 1 item"),
         ({"methods": {"x": "experience_replay"}}, "invalid grid: methods.x"),
