@@ -156,6 +156,10 @@ def _cell(
     parts = (("the shared settings", shared), (f"grid.envs.{env}", env_settings),
              (f"grid.methods.{method}", method_settings))  # fmt: skip
     callbacks: list[Any] = []
+    if "env" not in env_settings:
+        raise RunConfigError(f"grid.envs.{env} names no environment: give its env id (env: ...)")
+    if "env" in method_settings:
+        raise RunConfigError(f"grid.methods.{method} sets env; the environments are grid.envs'")
     for where, part in parts[1:]:
         if "output" in part:
             raise RunConfigError(
