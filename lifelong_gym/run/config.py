@@ -160,10 +160,14 @@ def setting_keys(settings: dict[str, Any]) -> dict[str, Any]:
     return {str(key).replace("-", "_"): value for key, value in settings.items()}
 
 
+def given_flags(overrides: dict[str, Any]) -> dict[str, Any]:
+    """The command-line flags that were set (not None, not empty)."""
+    return {key: value for key, value in overrides.items() if value not in (None, ())}
+
+
 def run_config(settings: dict[str, Any], overrides: dict[str, Any]) -> RunConfig:
-    """The config of `settings` with the flags that were set (not None, not empty) on top."""
-    flags = {key: value for key, value in overrides.items() if value not in (None, ())}
-    data = {**settings, **flags}
+    """The config of `settings` with the flags that were set on top."""
+    data = {**settings, **given_flags(overrides)}
     try:
         return RunConfig.model_validate(data)
     except ValidationError as error:

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lifelong_gym.errors import LifelongGymError, RunAbortedError, RunConfigError
-from lifelong_gym.run.config import RunConfig, setting_keys
+from lifelong_gym.run.config import RunConfig, given_flags, setting_keys
 from lifelong_gym.run.folder import (
     CONFIG_FILE,
     METRICS_FILE,
@@ -109,7 +109,7 @@ def is_grid(settings: dict[str, Any]) -> bool:
 def load_grid(settings: dict[str, Any], overrides: dict[str, Any]) -> Grid:
     """The grid of a config file's `settings`, the flags that were set on top of every cell;
     every cell checked (`RunConfig.check`), a bad one is one line naming the cell."""
-    flags = {key: value for key, value in overrides.items() if value not in (None, ())}
+    flags = given_flags(overrides)
     for key, flag in GRID_FLAGS.items():
         if key in flags:
             raise RunConfigError(
