@@ -74,13 +74,20 @@ def make_agent(
             return LanguageModelAgent(pool.get(name), tools=tools)
         except ModelConfigError as error:
             raise AgentSpecError(str(error)) from None
+    build, argument = agent_builder(spec)
+    try:
+        return build(argument, tasks, tools)
+    except ModelConfigError as error:
+        raise AgentSpecError(str(error)) from None
+
+
+def agent_builder(spec: str) -> tuple[AgentBuilder, str]:
+    """The builder of an agent spec (not `model:NAME`) and its argument, without building
+    anything; an unknown spec is one `AgentSpecError` listing the known ones."""
     for prefix, build in AGENT_SPECS.items():
         argument = spec.removeprefix(prefix)
         takes_argument = prefix.endswith(":")
         if (spec.startswith(prefix) and bool(argument)) if takes_argument else spec == prefix:
-            try:
-                return build(argument, tasks, tools)
-            except ModelConfigError as error:
-                raise AgentSpecError(str(error)) from None
+            return build, argument
     known = ", ".join(p + ("..." if p.endswith(":") else "") for p in [*AGENT_SPECS, "model:"])
     raise AgentSpecError(f"unknown agent {spec!r}; known agents: {known}")

@@ -22,11 +22,26 @@ from lifelong_gym.run.compare import (
     load_compared_runs,
     plot_comparison,
 )
-from lifelong_gym.run.config import RunConfig, build_runner, load_run_config, parse_env_args
+from lifelong_gym.run.config import (
+    RunConfig,
+    build_runner,
+    parse_env_args,
+    read_config_file,
+    run_config,
+)
 from lifelong_gym.run.cost import parse_price
 from lifelong_gym.run.cost_summary import format_cost, format_cost_table
 from lifelong_gym.run.folder import disk_space_of
 from lifelong_gym.run.gain import Gain, format_gain, format_paired_gains, paired_gain, twin_gain
+from lifelong_gym.run.grid import is_grid, load_grid, run_grid
+from lifelong_gym.run.grid_compare import (
+    COMPARISON_PLOT,
+    GridIndex,
+    format_summary,
+    load_grid_environments,
+    read_grid_index,
+    write_grid_pages,
+)
 from lifelong_gym.run.html_compare import write_compare_page
 from lifelong_gym.run.probe_display import format_probes, run_probes
 from lifelong_gym.run.report import format_report, report_run
@@ -107,26 +122,43 @@ def main(verbose: bool) -> None:
 )
 @click.option("--probe-every", type=int, help="Play the probe set at 0, N, 2N, ... stream tasks.")
 @click.option("--probes", help="The probe set: a task file of the same environment.")
-def run(config_path: str | None, **flags: object) -> None:
-    """Run a lifelong evaluation; the same command again resumes it."""
+@click.option(
+    "--only",
+    multiple=True,
+    metavar="ENV[/METHOD]",
+    help="With a grid config: run only the cells that match (globs; repeatable).",
+)
+def run(config_path: str | None, only: tuple[str, ...], **flags: object) -> None:
+    """Run a lifelong evaluation, or every cell of a grid config; the same command again
+    resumes it."""
     flags["env_args"] = parse_env_args(flags["env_args"]) or None  # type: ignore[arg-type]
-    config = load_run_config(config_path, flags)
-    config.price()  # a bad price or probe setting is refused before anything runs
-    config.check_probes()
+    settings = read_config_file(config_path)
+    if only and not is_grid(settings):
+        raise click.UsageError("--only picks cells of a grid config (one with a grid: section)")
     with stop_on_sigterm() as stop:
+        if is_grid(settings):
+            grid = load_grid(settings, flags)  # every cell checked before the first runs
+            run_grid(grid, grid.select(only), lambda cell: run_resumable(cell, stop), click.echo)
+            return
+        config = run_config(settings, flags)
+        config.check()  # a bad price, probe setting, callback or env argument: before anything runs
         for replicate in config.replicate_runs():
-            try:
-                run_with_twin(replicate, stop)
-            except KeyboardInterrupt:
-                click.echo("\ninterrupted; run the same command again to resume", err=True)
-                raise SystemExit(130) from None
-            if stop.requested:
-                click.echo(
-                    "stopped on SIGTERM after the tasks in flight; run the same command "
-                    "again to resume",
-                    err=True,
-                )
-                raise SystemExit(SIGTERM_EXIT_CODE)
+            run_resumable(replicate, stop)
+
+
+def run_resumable(config: RunConfig, stop: StopRequest) -> None:
+    """One run (and its twin); Ctrl-C or SIGTERM ends the command, saying how to resume."""
+    try:
+        run_with_twin(config, stop)
+    except KeyboardInterrupt:
+        click.echo("\ninterrupted; run the same command again to resume", err=True)
+        raise SystemExit(130) from None
+    if stop.requested:
+        click.echo(
+            "stopped on SIGTERM after the tasks in flight; run the same command again to resume",
+            err=True,
+        )
+        raise SystemExit(SIGTERM_EXIT_CODE)
 
 
 def run_with_twin(config: RunConfig, stop: StopRequest) -> None:
@@ -217,7 +249,14 @@ def report(output: str, price_per_mtok: str | None) -> None:
     help="Also write a comparison page linking to each run's report.html.",
 )
 def compare(runs: tuple[str, ...], plot_path: str | None, html_path: str | None) -> None:
-    """Compare runs: success overall and per skill beside the first run, and learning curves."""
+    """Compare runs: success overall and per skill beside the first run, and learning curves.
+
+    A grid's folder (RUNS: the one folder a grid config ran into) compares each environment's
+    cells with the reference method.
+    """
+    if len(runs) == 1 and (index := read_grid_index(Path(runs[0]))) is not None:
+        compare_grid(Path(runs[0]), index, plot_path, html_path)
+        return
     compared = load_compared_runs([Path(run) for run in runs])
     for warning in comparison_warnings(compared):
         click.echo(f"warning: {warning}", err=True)
@@ -234,6 +273,32 @@ def compare(runs: tuple[str, ...], plot_path: str | None, html_path: str | None)
     click.echo(f"wrote {plot_comparison(compared, target)}")
     if html_path:
         for path in write_compare_page(compared, Path(html_path)):
+            click.echo(f"wrote {path}")
+
+
+def compare_grid(
+    folder: Path, index: GridIndex, plot_path: str | None, html_path: str | None
+) -> None:
+    """Each environment of a grid: the summary against the reference, success per skill
+    and the learning curves (GRID/ENV/comparison.png); with `html_path`, the pages."""
+    if plot_path:
+        raise click.UsageError(
+            f"--plot does not go with a grid: its plots are ENV/{COMPARISON_PLOT}"
+        )
+    environments = load_grid_environments(folder, index)
+    for environment in environments:
+        click.echo(format_summary(environment) + "\n")
+        if not environment.runs:
+            continue
+        for warning in comparison_warnings(environment.runs):
+            click.echo(f"warning: {environment.name}: {warning}", err=True)
+        runs = environment.runs
+        click.echo(format_runs(runs) + "\n")
+        click.echo(format_comparison([r.letter for r in runs], [r.metrics for r in runs]) + "\n")
+        target = folder / environment.name / COMPARISON_PLOT
+        click.echo(f"wrote {plot_comparison(environment.runs, target)}\n")
+    if html_path:
+        for path in write_grid_pages(folder, environments, Path(html_path)):
             click.echo(f"wrote {path}")
 
 

@@ -12,6 +12,7 @@ import yaml
 from pydantic import Field, ValidationError
 
 from lifelong_gym.agents import Agent, ModelConfigError, ModelPool, make_agent
+from lifelong_gym.agents.factory import agent_builder
 from lifelong_gym.errors import LifelongGymError, RunConfigError
 from lifelong_gym.orders import replicate_seeds
 from lifelong_gym.registration import checked_env_kwargs
@@ -113,6 +114,19 @@ class RunConfig(RunSettings):
             }
         )
 
+    def check(self) -> None:
+        """Everything about the config that can be checked without making anything: the
+        price, the probes, the order and seed, the kind of agent, the callbacks' specs, the
+        environment's id and arguments. A problem is one line."""
+        self.price()
+        if not self.agent.startswith("model:"):  # a pool's model is checked when it is made
+            agent_builder(self.agent)
+        self.check_probes()
+        self.replicate_runs()
+        for spec in self.callbacks:
+            make_callback(spec)
+        env_kwargs(self)
+
     def check_probes(self) -> None:
         """`probe_every` and `probes` go together; alone, either is one line."""
         if (self.probe_every is None) != (self.probes is None):
@@ -123,18 +137,37 @@ class RunConfig(RunSettings):
 
 def load_run_config(path: str | Path | None, overrides: dict[str, Any]) -> RunConfig:
     """Read a YAML config (if given) and apply the flags that were set on top of it."""
-    data: dict[str, Any] = {}
-    if path is not None:
-        try:
-            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        except OSError as error:
-            raise RunConfigError(f"cannot read config {path}: {error}") from None
-        except yaml.YAMLError as error:
-            raise RunConfigError(f"config {path} is not YAML: {yaml_problem(error)}") from None
-        if not isinstance(loaded, dict | None):
-            raise RunConfigError(f"config {path} must be a mapping of settings")
-        data = {key.replace("-", "_"): value for key, value in (loaded or {}).items()}
-    data.update({key: value for key, value in overrides.items() if value not in (None, ())})
+    return run_config(read_config_file(path), overrides)
+
+
+def read_config_file(path: str | Path | None) -> dict[str, Any]:
+    """The settings of a YAML config file (none without a path), `-` in keys read as `_`."""
+    if path is None:
+        return {}
+    try:
+        loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as error:
+        raise RunConfigError(f"cannot read config {path}: {error}") from None
+    except yaml.YAMLError as error:
+        raise RunConfigError(f"config {path} is not YAML: {yaml_problem(error)}") from None
+    if not isinstance(loaded, dict | None):
+        raise RunConfigError(f"config {path} must be a mapping of settings")
+    return setting_keys(loaded or {})
+
+
+def setting_keys(settings: dict[str, Any]) -> dict[str, Any]:
+    """Settings with `-` in their keys read as `_` (`max-tasks` is `max_tasks`)."""
+    return {str(key).replace("-", "_"): value for key, value in settings.items()}
+
+
+def given_flags(overrides: dict[str, Any]) -> dict[str, Any]:
+    """The command-line flags that were set (not None, not empty)."""
+    return {key: value for key, value in overrides.items() if value not in (None, ())}
+
+
+def run_config(settings: dict[str, Any], overrides: dict[str, Any]) -> RunConfig:
+    """The config of `settings` with the flags that were set on top."""
+    data = {**settings, **given_flags(overrides)}
     try:
         return RunConfig.model_validate(data)
     except ValidationError as error:
