@@ -117,11 +117,11 @@ class OnlineTrainingMethod:
         if session.probe:
             return
         self.tasks += 1
-        if self.mode == "rft" and is_solved(session):
+        if self.mode == "grpo":
+            self._keep_groups(session)
+        elif is_solved(session):
             messages = conversation(session, self.system_prompt)
             self.buffer.append({"task_index": session.task_index, "messages": messages})
-        elif self.mode == "grpo":
-            self._keep_groups(session)
         del self.buffer[: -self.buffer_size]
         if self.tasks % self.every:
             return

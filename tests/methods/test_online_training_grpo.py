@@ -20,7 +20,7 @@ from lifelong_gym.methods.online_training import OnlineTrainingMethod, candidate
 from lifelong_gym.run import Runner, make_callback
 from lifelong_gym.run.folder import STATE_FILE
 from lifelong_gym.run.online_training import FOLDER
-from lifelong_gym.session import EvaluationOutcome, ReplyGroup, Session, SessionStatus
+from lifelong_gym.session import EvaluationOutcome, ReplyGroup, Role, Session, SessionStatus
 from tests.test_cli_errors import run_cli
 
 from .online_run import ModelOracle, tiny_model
@@ -105,21 +105,58 @@ def test_groups_with_equal_rewards_change_nothing(env, tiny_model_dir, tmp_path)
     assert not (tmp_path / FOLDER).exists()  # no adapters to save
 
 
+OPERATION = "Action: Operation\n```sql\nSELECT COUNT(*) FROM users;\n```"
+
+
+def solved_session(*groups: ReplyGroup) -> Session:
+    """A solved two-turn DB session (an operation, then the answer) with `groups`."""
+    session = Session(task_index=7, status=SessionStatus.COMPLETED, reward=1.0)
+    session.outcome = EvaluationOutcome.CORRECT
+    for role, content in [
+        (Role.USER, "Count the users."),
+        (Role.AGENT, OPERATION),
+        (Role.USER, "[(3,)]"),
+        (Role.AGENT, "Action: Answer\nFinal Answer: [(3,)]"),
+        (Role.USER, "The task is finished."),
+    ]:
+        session.add(role, content)
+    session.reply_groups = list(groups)
+    return session
+
+
 def test_a_solved_group_that_agrees_is_left_out():
     # no learner is bound: an update that tried to learn would raise
     method = OnlineTrainingMethod("grpo", every=1)
-    openings, replies = ["task", "task with an experience"], ["SELECT 1;", "select 1 ;"]
+    openings, replies = ["Count the users.", "Solved before: ...\nCount the users."], ["A", "A "]
     agreed = ReplyGroup(turn=1, openings=openings, replies=replies, chosen=[True, True])
-    session = Session(
-        task_index=0,
-        status=SessionStatus.COMPLETED,
-        outcome=EvaluationOutcome.CORRECT,
-        reward=1.0,
-        reply_groups=[agreed],
-    )
+    session = solved_session(agreed)
     method.finish(session)
     assert session.details["online_training"]["equal_groups"] == 1
     assert method.buffer == [] and method.updates == 0
+
+
+def test_a_mixed_group_is_kept_with_each_opening_once_and_rebuilt_as_sampled():
+    method = OnlineTrainingMethod("grpo", every=2)  # no update due after one task
+    own, primed = "Count the users.", "Solved before: ...\nCount the users."
+    first = ReplyGroup(turn=1, openings=[own, primed], replies=["A", "A "], chosen=[True, True])
+    second = ReplyGroup(turn=3, openings=[own, primed], replies=["B", "C"], chosen=[True, False])
+    method.finish(solved_session(first, second))
+    (item,) = json.loads(json.dumps(method.state()))["buffer"]  # as state.json keeps it
+    assert item["openings"] == [own, primed] and len(item["history"]) == 2
+    (group,) = item["groups"]
+    assert group["rewards"] == [1.0, 0.0] and method.equal_groups == 1
+    history = [{"role": "assistant", "content": OPERATION}, {"role": "user", "content": "[(3,)]"}]
+    assert candidate(item, group, 0, "Be exact.") == [
+        {"role": "system", "content": "Be exact."},  # the agent's own, as the agent asked
+        {"role": "user", "content": own},
+        *history,
+        {"role": "assistant", "content": "B"},
+    ]
+    assert candidate(item, group, 1, "Be exact.") == [
+        {"role": "user", "content": primed},
+        *history,
+        {"role": "assistant", "content": "C"},
+    ]
 
 
 def test_the_wrapper_runs_grpo_over_the_groups_it_wraps(env, tiny_model_dir):
