@@ -49,6 +49,21 @@ class ChatMessage(BaseModel):
     content: str
 
 
+class ReplyGroup(BaseModel):
+    """Replies sampled for one agent turn, each from its own opening prompt, and which of
+    them hold the action that was sent (group self-consistency's candidates, for a learner).
+
+    Reply i was generated from `openings[i]` followed by the session's history after its
+    opening up to message `turn` (exclusive: the reply's own place). Reply 0 is the agent's
+    own: its opening is the session's, read after the agent's system prompt.
+    """
+
+    turn: int
+    openings: list[str]
+    replies: list[str]
+    chosen: list[bool]
+
+
 class Session(BaseModel):
     """A task being worked on, or finished: its history, status, outcome and reward."""
 
@@ -63,6 +78,9 @@ class Session(BaseModel):
     probe: bool = Field(False, exclude=True)
     """A probe of the agent's current state (docs/metrics.md): the methods read their memory
     and write nothing to it; never recorded in the stream (so not persisted)."""
+    reply_groups: list[ReplyGroup] = Field(default_factory=list, exclude=True)
+    """The reply groups group self-consistency sampled for this task's turns, kept while the
+    task is in flight for a learner (online training's grpo mode); not persisted."""
 
     def add(self, role: Role, content: str) -> None:
         """Append a message to the interaction history."""

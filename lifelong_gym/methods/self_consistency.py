@@ -5,7 +5,9 @@ the model answers the current turn once more with that group in its prompt (one 
 call). The replies, with the agent's own, are normalised by the environment's
 `normalize_action` and the most frequent action wins. A tie is put to the model, whose
 answer is read; if it cannot be read, or the model fails, the agent's own reply stands.
-Every turn's vote is recorded in `session.details["self_consistency"]`.
+Every turn's vote is recorded in `session.details["self_consistency"]`, and its candidates
+(each reply and the opening it was generated from) in `session.reply_groups`, which is not
+persisted: a learner reads them when the task ends (online training's grpo mode).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lifelong_gym.session import ChatMessage, Role, Session, to_messages
+from lifelong_gym.session import ChatMessage, ReplyGroup, Role, Session, to_messages
 
 from .experience import DEFAULT_REPLY_RESERVE, Experience, ExperienceMemory, ExperienceMethod
 
@@ -55,7 +57,8 @@ class GroupSelfConsistencyMethod(ExperienceMethod):
     def choose(
         self, model: Any, normalize: Normalizer, session: Session, opening: str, reply: str
     ) -> tuple[str, dict[str, Any]]:
-        """The reply to send for this turn, and the record of how it was chosen."""
+        """The reply to send for this turn, and the record of how it was chosen; the
+        candidates, when there were any, are kept in `session.reply_groups`."""
         chosen = self.memory.select(session.skills, self.memory.task_text(opening))
         if not chosen:
             return reply, {"chosen_by": "agent", "reason": "no experiences yet"}
@@ -67,20 +70,32 @@ class GroupSelfConsistencyMethod(ExperienceMethod):
         if not groups:
             return reply, {"chosen_by": "agent", "reason": "no experience fits the budget"}
         later = session.chat_history[1:]
-        prompts = [
-            to_messages(
-                [ChatMessage(role=Role.USER, content=self.memory.compose(opening, g)), *later]
-            )
-            for g in groups
-        ]
+        openings = [self.memory.compose(opening, group) for group in groups]
+        prompts = [to_messages([_user(text), *later]) for text in openings]
         try:
             candidates = [reply, *model.generate(prompts)]
         except Exception as error:  # noqa: BLE001 - a failing vote must not end the task
             return reply, {"chosen_by": "agent", "reason": f"vote failed: {error}"}
         keys = [normalize(c) for c in candidates]
+        chosen, record = self._decide(model, session, candidates, keys)
+        sent = keys[candidates.index(chosen)]
+        group = ReplyGroup(
+            turn=len(session.chat_history),
+            openings=[session.chat_history[0].content, *openings],
+            replies=candidates,
+            chosen=[key is not None and key == sent for key in keys],
+        )
+        session.reply_groups.append(group)
+        return chosen, record
+
+    def _decide(
+        self, model: Any, session: Session, candidates: list[str], keys: list[str | None]
+    ) -> tuple[str, dict[str, Any]]:
+        """The candidate to send (the agent's own is the first), and how it was chosen."""
+        reply = candidates[0]
         votes = Counter(k for k in keys if k is not None)
         record: dict[str, Any] = {
-            "groups": len(groups),
+            "groups": len(candidates) - 1,
             "candidates": len(candidates),
             "votes": sorted(votes.values()),
         }

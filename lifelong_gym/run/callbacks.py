@@ -109,6 +109,11 @@ class Callback:
         Raise `CallbackSpecError` (with what to change) so the run stops before any task.
         """
 
+    def needs(self) -> dict[str, str]:
+        """The registered callbacks this one needs in the same run, each with why (checked
+        with `registry.check_needs` before `setup`): none unless a subclass says."""
+        return {}
+
     def restore_state(
         self, run: Any, state: RunState, control: SessionControl, **kwargs: Any
     ) -> SessionControl | None:

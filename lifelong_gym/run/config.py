@@ -21,7 +21,7 @@ from lifelong_gym.run import method_callbacks  # noqa: F401 - registers the meth
 from lifelong_gym.run.folder import RunDirectory, replicate_folder
 from lifelong_gym.run.gain import twin_folder
 from lifelong_gym.run.probes import Probes
-from lifelong_gym.run.registry import make_callback, parse_assignment
+from lifelong_gym.run.registry import check_needs, make_callback, parse_assignment
 from lifelong_gym.run.runner import Runner
 from lifelong_gym.run.settings import RunSettings, validation_problems
 
@@ -201,6 +201,7 @@ def build_runner(config: RunConfig, agent: Agent | None = None) -> Runner:
     config.price()  # a bad price is refused before anything is made
     config.check_probes()
     callbacks = [make_callback(spec) for spec in config.callbacks]
+    check_needs(callbacks)
     make = make_env if config.ray is None else _actor_env_maker(config)
     env = make(config)
     folder = probes = None

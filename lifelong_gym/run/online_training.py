@@ -31,11 +31,14 @@ SERVED_ELSEWHERE = (
 
 @register_callback("online_training")
 class OnlineTrainingCallback(Callback):
-    """Update the agent's LoRA adapters every `every` stream tasks from its solved tasks.
+    """Update the agent's LoRA adapters every `every` stream tasks: `steps` AdamW steps at
+    `lr`, LoRA of `rank` and `alpha` on `targets` of the last `layers` layers (0: all),
+    conversations cut at `max_tokens`.
 
-    `mode` rft (the only one built): `steps` AdamW steps at `lr` of `batch` conversations
-    from the last `buffer` solved ones; LoRA of `rank` and `alpha` on `targets` of the last
-    `layers` layers (0: all); conversations cut at `max_tokens`; `seed` for the draws.
+    `mode` rft: each step on `batch` conversations drawn (with `seed`) from the last
+    `buffer` solved ones. `mode` grpo: each step over the reply groups the
+    group_self_consistency callback sampled since the last update (from at most `buffer`
+    tasks), `batch` replies per forward pass; it needs that callback in the run.
     """
 
     def __init__(
@@ -62,6 +65,13 @@ class OnlineTrainingCallback(Callback):
         self.folder: Path | None = None  # the run folder, known from the first event
         self.adapters: dict[str, Any] | None = None  # the saved file the state names
         self._saved_update = 0  # the update whose weights `adapters` holds
+
+    def needs(self) -> dict[str, str]:
+        """grpo learns from the groups group self-consistency samples."""
+        if self.method.mode != "grpo":
+            return {}
+        why = "online_training:mode=grpo learns from the reply groups self-consistency samples"
+        return {"group_self_consistency": why}
 
     def setup(self, agent, env):
         """Refuse an agent without a local transformers model; put LoRA adapters on it."""

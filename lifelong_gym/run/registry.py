@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import yaml
@@ -68,6 +68,15 @@ def make_callback(spec: str) -> Callback:
         return cls(**kwargs)
     except TypeError as error:
         raise CallbackSpecError(f"callback spec {spec!r}: {error}") from None
+
+
+def check_needs(callbacks: Sequence[Callback]) -> None:
+    """Refuse, in one line, a callback that needs another (`Callback.needs`) the run lacks."""
+    for callback in callbacks:
+        for name, why in callback.needs().items():
+            needed = CALLBACKS.get(name)
+            if needed is None or not any(isinstance(other, needed) for other in callbacks):
+                raise CallbackSpecError(f"{why}: add the {name} callback to the run")
 
 
 def _import_callback(name: str) -> type[Callback]:

@@ -42,6 +42,7 @@ from lifelong_gym.run.folder import (
 )
 from lifelong_gym.run.lockstep import Lockstep
 from lifelong_gym.run.probes import Probes
+from lifelong_gym.run.registry import check_needs
 from lifelong_gym.run.report import write_plots
 from lifelong_gym.run.settings import RunSettings, release_01_arguments, settings_with
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
@@ -112,6 +113,7 @@ class Runner:
 
     def run(self) -> LifelongMetrics:
         """Run (or resume) the stream; return the metrics of all finished sessions."""
+        check_needs(self.callbacks)
         for callback in self.callbacks:  # a callback that cannot work here says so now
             callback.setup(self.agent, self.env)
         folder = self._folder or (

@@ -1,12 +1,13 @@
 """`LoraLearner`: LoRA adapters on a local transformers model, trained while it acts.
 
 The online-training method (`lifelong_gym.methods.online_training`) decides what to learn
-and when; this object owns the adapters and their optimizer. It wraps the model of an
-owner that holds `model` and `tokenizer` (the `hf:` agent's `TransformersModel`, or a
-`TransformersPolicy`) with peft LoRA adapters in place, so every later generation, the
-agent's, a vote's or a probe's, reads the updated weights. The loss is the project's:
-conversations become `TokenEpisode`s whose loss mask is the chat template's assistant mask
-(`training_chat_template`), scored by `grpo.token_logprobs`.
+and when; this object owns the adapters and their optimizer and makes the steps, supervised
+(`sft`) or GRPO's (`grpo`). It wraps the model of an owner that holds `model` and
+`tokenizer` (the `hf:` agent's `TransformersModel`, or a `TransformersPolicy`) with peft
+LoRA adapters in place, so every later generation, the agent's, a vote's or a probe's,
+reads the updated weights. The losses are the project's: conversations become
+`TokenEpisode`s whose loss mask is the chat template's assistant mask
+(`training_chat_template`), scored by `grpo.token_logprobs` (and `grpo.grpo_loss`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from lifelong_gym.extras import import_extra
 
 from .chat_templates import training_chat_template
 from .episode import TokenEpisode
-from .grpo import EpisodeBatch, masked_mean, token_logprobs
+from .grpo import EpisodeBatch, group_advantages, grpo_loss, masked_mean, token_logprobs
 
 ADAPTER, ADAM = "adapter/", "adam/"  # key prefixes of the saved tensors
 
@@ -106,8 +107,60 @@ class LoraLearner:
             "seconds": round(time.perf_counter() - started, 3),
         }
 
-    def episode(self, messages: list[dict[str, Any]]) -> TokenEpisode:
-        """A conversation as one episode: its tokens, the assistant's marked for the loss."""
+    def grpo(
+        self,
+        conversations: list[list[dict[str, Any]]],
+        rewards: list[float],
+        groups: list[int],
+        steps: int,
+        batch: int,
+    ) -> dict[str, Any]:
+        """`steps` AdamW steps of GRPO's clipped policy loss (`grpo.grpo_loss`, no KL term)
+        on the conversations' last replies, each weighted by its advantage in its group
+        (`grpo.group_advantages`), `batch` conversations per forward pass; the examples,
+        tokens, seconds and mean loss.
+
+        The replies were sampled with the weights as they are now, so the first step's
+        logprobs serve as the old ones of the ratio. A reply of advantage 0 (a group whose
+        rewards are all equal) is left out: it has no gradient.
+        """
+        started = time.perf_counter()
+        advantages = group_advantages(rewards, groups)
+        episodes = [self.episode(messages, last_reply=True) for messages in conversations]
+        kept = [i for i, e in enumerate(episodes) if e.generated_tokens and advantages[i] != 0]
+        token_count = float(sum(episodes[i].generated_tokens for i in kept))
+        parts = [
+            (
+                EpisodeBatch.from_episodes([episodes[i] for i in chunk], self.pad_id),
+                advantages[chunk],
+            )
+            for chunk in (kept[start : start + batch] for start in range(0, len(kept), batch))
+        ]
+        losses = []
+        for step in range(steps if parts else 0):
+            self.optimizer.zero_grad(set_to_none=True)
+            loss = 0.0
+            with torch.enable_grad():
+                for part, advantage in parts:
+                    new = token_logprobs(self.model, part)
+                    if step == 0:
+                        part.old_logprobs = new.detach()
+                    terms = grpo_loss(new, part, advantage, token_count=token_count)
+                    terms.loss.backward()
+                    loss += float(terms.loss.detach())
+            self.optimizer.step()
+            losses.append(loss)
+        return {
+            "steps": len(losses),
+            "examples": len(kept),
+            "tokens": sum(len(episodes[i].input_ids) for i in kept),
+            "loss": sum(losses) / len(losses) if losses else None,
+            "seconds": round(time.perf_counter() - started, 3),
+        }
+
+    def episode(self, messages: list[dict[str, Any]], last_reply: bool = False) -> TokenEpisode:
+        """A conversation as one episode: its tokens, the assistant's marked for the loss
+        (with `last_reply`, only those of its last reply)."""
         encoded = self.tokenizer.apply_chat_template(
             messages,
             chat_template=self.template,
@@ -115,16 +168,22 @@ class LoraLearner:
             return_dict=True,
             return_assistant_tokens_mask=True,
         )
+        mask = list(encoded["assistant_masks"])
+        if last_reply and any(mask):
+            start = len(mask) - mask[::-1].index(1)  # one past the last reply's last token
+            while start and mask[start - 1]:
+                start -= 1
+            mask[:start] = [0] * start
         ids = list(encoded["input_ids"])[: self.max_tokens]
-        mask = list(encoded["assistant_masks"])[: self.max_tokens]
+        mask = mask[: self.max_tokens]
         return TokenEpisode(
             prompt_ids=[], completion_ids=ids, loss_mask=mask, logprobs=[0.0] * len(ids)
         )
 
-    def logprob(self, messages: list[dict[str, Any]]) -> float:
-        """The summed logprob of the assistant's tokens of a conversation (what a test or a
-        probe reads to see the weights change)."""
-        batch = EpisodeBatch.from_episodes([self.episode(messages)], self.pad_id)
+    def logprob(self, messages: list[dict[str, Any]], last_reply: bool = False) -> float:
+        """The summed logprob of the assistant's tokens of a conversation (with `last_reply`,
+        of its last reply's): what a test or a probe reads to see the weights change."""
+        batch = EpisodeBatch.from_episodes([self.episode(messages, last_reply)], self.pad_id)
         with torch.no_grad():
             return float(token_logprobs(self.model, batch).sum())
 

@@ -50,6 +50,20 @@ def solved_conversation(env, index: int) -> list[dict]:
     return conversation(session)
 
 
+def play(wrapped: gym.Env, tasks: int) -> list[dict]:
+    """The oracle's replies to the first `tasks` tasks through `wrapped`; each task's last info."""
+    env = wrapped.unwrapped
+    oracle, infos = OracleAgent(env.tasks), []
+    for index in env.tasks.order[:tasks]:
+        wrapped.reset(options={"task_index": index})
+        while True:
+            *_, terminated, truncated, info = wrapped.step(oracle.act(env.session))
+            if terminated or truncated:
+                infos.append(info)
+                break
+    return infos
+
+
 def adapters(learner) -> dict[str, torch.Tensor]:
     return {k: v for k, v in learner.tensors().items() if k.startswith("adapter/")}
 
@@ -156,10 +170,12 @@ def test_a_probe_reads_the_updated_weights_and_teaches_nothing(env, tiny_model_d
     ("spec", "fragment"),
     [
         ("online_training", "needs a local model (hf:DIR): the OracleAgent agent"),
-        ("online_training:mode=grpo", "mode grpo: not yet"),
         ("online_training:every=0", "every=0: give a whole number of at least 1"),
         ("online_training:lr=lots", "lr must be a number"),
         ("online_training:buffer=2,batch=4", "buffer=2"),
+        ("online_training:mode=sft", "mode='sft' is unknown; choose rft or grpo"),
+        ("online_training:mode=grpo", "add the group_self_consistency callback to the run"),
+        ("online_training:mode=grpo,buffer=0", "buffer=0: give a whole number of at least 1"),
     ],
 )
 def test_the_command_line_refuses_in_one_line(tmp_path, spec, fragment):
@@ -192,15 +208,8 @@ def test_the_wrapper_updates_the_weights_in_a_plain_loop(env, tiny_model_dir):
     model = tiny_model(tiny_model_dir)
     learner = LoraLearner(model, lr=0.01)
     wrapped = OnlineTraining(env, learner, every=2, steps=1, batch=2)
-    oracle = OracleAgent(env.unwrapped.tasks)
-    weights, infos = adapters(learner), []
-    for index in env.unwrapped.tasks.order[:2]:
-        wrapped.reset(options={"task_index": index})
-        while True:
-            *_, terminated, truncated, info = wrapped.step(oracle.act(env.unwrapped.session))
-            if terminated or truncated:
-                infos.append(info)
-                break
+    weights = adapters(learner)
+    infos = play(wrapped, 2)
     assert "online_training" not in infos[0]
     assert infos[1]["online_training"]["update"] == 1
     assert infos[1]["online_training"]["examples"] == 2
