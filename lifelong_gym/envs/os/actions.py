@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from lifelong_gym.actions import InvalidReply
+from lifelong_gym.errors import ActionError  # noqa: F401 - importable here, as before
 from lifelong_gym.tool_calls import ToolCall, call_arguments, function_schema
 
 OUTPUT_PREFIX = "The output of the OS:\n\n"
