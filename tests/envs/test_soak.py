@@ -14,10 +14,13 @@ import pytest
 
 from benchmarks.soak import soak
 
-# objects the collector may count more at the end than at half-way without a leak:
-# measured 0 on every environment (the samples follow the same task); a leak of one object
-# per task adds at least half the tasks
-OBJECT_TOLERANCE = 10
+# gc-tracked objects the end may hold beyond half-way without a leak. Objects of the
+# project's own classes: none (measured 0 on every environment, the two samples following
+# the same task). All objects: caches of the libraries below (weak references and tuples)
+# swing by up to 160 between the two samples on SQLite (-159 and +88 measured), by 1 on
+# MariaDB and the KG; a finished session kept per task adds about 16 objects a task.
+OWN_OBJECT_TOLERANCE = 0
+OBJECT_TOLERANCE = 500
 
 
 def check_flat(env_id: str, env_kwargs: dict, tasks: int, cycle: int) -> None:
@@ -28,9 +31,10 @@ def check_flat(env_id: str, env_kwargs: dict, tasks: int, cycle: int) -> None:
     assert result.unsolved == 0
     assert end.fds <= half.fds, f"open descriptors grew: {half.fds} -> {end.fds}"
     assert end.threads <= half.threads and end.os_threads <= half.os_threads
-    assert end.objects - half.objects <= OBJECT_TOLERANCE, (
-        f"gc-tracked objects grew by {end.objects - half.objects} in {tasks // 2} tasks"
-    )
+    own = end.own_objects - half.own_objects
+    assert own <= OWN_OBJECT_TOLERANCE, f"objects of lifelong_gym's classes grew by {own}"
+    grown = end.objects - half.objects
+    assert grown <= OBJECT_TOLERANCE, f"gc-tracked objects grew by {grown} in {tasks // 2} tasks"
     assert result.leftovers == []
 
 
@@ -49,4 +53,5 @@ def test_kg_stays_flat():
 
 
 def test_os_stays_flat_and_leaves_no_container(os_image):
-    check_flat("LifelongOS-v0", {"image": os_image, "pool_size": 1}, 30, 5)
+    # and no socket: the pool's Docker client held its pooled connections past close()
+    check_flat("LifelongOS-v0", {"image": os_image, "pool_size": 1}, 20, 5)

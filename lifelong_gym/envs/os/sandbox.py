@@ -433,6 +433,7 @@ class ContainerPool(SandboxPool):
     ):
         super().__init__(size=size, limits=limits)
         self.image = image
+        self._owns_client = client is None
         self.client = client or docker_client()
         self._storage_ok = True
         self._check_image()
@@ -488,6 +489,12 @@ class ContainerPool(SandboxPool):
         else:
             container = self.client.containers.run(self.image, **options)
         return start_shells(DockerContainer(self.client, container), limits)
+
+    def close(self) -> None:
+        """As `SandboxPool.close`, then the client's connections to the engine, if it is ours."""
+        super().close()
+        if self._owns_client:
+            self.client.close()
 
     def _labels(self) -> dict[str, str]:
         return {LABEL: self.run_id, LABEL_PID: str(os.getpid()), LABEL_HOST: socket.gethostname()}
