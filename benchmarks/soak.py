@@ -211,6 +211,10 @@ def soak(
                 result.samples.append(sample(played))
             if bar is not None:
                 bar.update()
+                if played % max(1, tasks // 10) == 0:  # a line a tenth, for a log too
+                    bar.write(
+                        f"{played} tasks, {time.perf_counter() - start:.0f} s: {sample(played)}"
+                    )
         if bar is not None:
             bar.close()
     finally:

@@ -21,16 +21,27 @@ from benchmarks.soak import soak
 # MariaDB and the KG; a finished session kept per task adds about 16 objects a task.
 OWN_OBJECT_TOLERANCE = 0
 OBJECT_TOLERANCE = 500
+# The OS pool works beside the task: a sandbox being removed holds its two shells' sockets
+# and a connection to the engine for a moment, and the pool's executors start their
+# threads as work overlaps (two removers). A sample may catch up to so many more at the
+# end; a task that leaked its shells would add two descriptors a task, 20 here.
+OS_FD_TOLERANCE = 4
+OS_THREAD_TOLERANCE = 2
 
 
-def check_flat(env_id: str, env_kwargs: dict, tasks: int, cycle: int) -> None:
+def check_flat(
+    env_id: str, env_kwargs: dict, tasks: int, cycle: int, fds: int = 0, threads: int = 0
+) -> None:
+    """`tasks` oracle episodes over the first `cycle` tasks; from half-way to the end at most
+    `fds` more open descriptors and `threads` more threads, no more objects, nothing left."""
     assert tasks % (2 * cycle) == 0, "both samples must follow the same task of the cycle"
     result = soak(env_id, env_kwargs, tasks, tasks // 2, cycle=cycle)
     _, half, end = result.samples
     assert (half.tasks, end.tasks) == (tasks // 2, tasks)
     assert result.unsolved == 0
-    assert end.fds <= half.fds, f"open descriptors grew: {half.fds} -> {end.fds}"
-    assert end.threads <= half.threads and end.os_threads <= half.os_threads
+    assert end.fds <= half.fds + fds, f"open descriptors grew: {half.fds} -> {end.fds}"
+    assert end.threads <= half.threads + threads, f"threads: {half.threads} -> {end.threads}"
+    assert end.os_threads <= half.os_threads + threads
     own = end.own_objects - half.own_objects
     assert own <= OWN_OBJECT_TOLERANCE, f"objects of lifelong_gym's classes grew by {own}"
     grown = end.objects - half.objects
@@ -54,4 +65,5 @@ def test_kg_stays_flat():
 
 def test_os_stays_flat_and_leaves_no_container(os_image):
     # and no socket: the pool's Docker client held its pooled connections past close()
-    check_flat("LifelongOS-v0", {"image": os_image, "pool_size": 1}, 20, 5)
+    kwargs = {"image": os_image, "pool_size": 1}
+    check_flat("LifelongOS-v0", kwargs, 20, 5, OS_FD_TOLERANCE, OS_THREAD_TOLERANCE)
