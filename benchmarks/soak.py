@@ -34,7 +34,10 @@ import statistics
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+
+import gymnasium as gym
 
 import lifelong_gym  # noqa: F401 - registers the ids
 from benchmarks.soak_leftovers import descendants, leftovers_of, snapshot_before
@@ -190,11 +193,13 @@ def soak(
     every: int,
     *,
     cycle: int | None = None,
+    settle: Callable[[gym.Env], object] | None = None,
     progress: bool = False,
 ) -> Soak:
     """Play `tasks` oracle episodes on one environment, sampling every `every` tasks;
     after `close()`, what the run left behind. The episodes cycle through the task set,
-    or through its first `cycle` tasks."""
+    or through its first `cycle` tasks; `settle(env)`, when given, runs before each sample
+    (to wait for an environment's background work)."""
     bar = progress_bar(tasks, f"soak {env_id}") if progress else None  # its thread stays
     before = snapshot_before(env_id, env_kwargs)
     result = Soak(env=env_id, tasks=tasks)
@@ -208,6 +213,8 @@ def soak(
             if play_episode(env, agent, indices[(played - 1) % len(indices)]) != 1.0:
                 result.unsolved += 1
             if played % every == 0 or played == tasks:
+                if settle is not None:
+                    settle(env)
                 result.samples.append(sample(played))
             if bar is not None:
                 bar.update()
