@@ -4,7 +4,8 @@ One environment, built once, plays `--tasks` oracle episodes one after another, 
 shipped task set (each task reset as usual). Every `--every` tasks it samples this process:
 RSS (VmRSS), the RSS of its child processes (the KG store, a sandbox's runtime), open file
 descriptors (/proc/self/fd), threads (Python's and the kernel's count) and the objects the
-garbage collector tracks (after a collection). At the end it prints each figure's
+garbage collector tracks after a collection (all, and those of the project's own classes).
+At the end it prints each figure's
 least-squares slope per 1,000 tasks over the samples after the warm-up (the first 10% of
 the tasks), and what the run left behind after `close()`: child processes still alive,
 and on the server or engine the MySQL databases, accounts and connections of this process,
@@ -13,8 +14,9 @@ endpoint.
 
 Growth, the rule: a figure grows when its fitted rise over the measured span (slope x
 span) exceeds both twice the residual standard deviation of the samples about the fitted
-line (noise) and a floor (4 MiB of RSS, 2 descriptors, 1 thread, 2,000 objects). The exit
-code is 1 on growth, on anything left, or on an episode the oracle did not solve.
+line (noise) and a floor (4 MiB of RSS, 2 descriptors, 1 thread, 2,000 objects, 20 of the
+project's own classes). The exit code is 1 on growth, on anything left, or on an
+episode the oracle did not solve.
 
 `--env sqlite` (LifelongDB-v0 embedded, 20,000 tasks by default), `--env mariadb`
 (`backend=mysql` at `--mysql-url`, 2,000), `--env os` (LifelongOS-v0 on Docker, 1,000),
