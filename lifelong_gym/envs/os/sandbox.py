@@ -386,12 +386,41 @@ class SandboxPool:
         self._lock = threading.Lock()
         self._closed = False
         self._removers = ThreadPoolExecutor(2, thread_name_prefix="lifelong-os-remove")
+        self._pending = 0  # background jobs (making, removing) not done yet
+        self._idle = threading.Condition()
 
     def _start_making(self) -> None:
         self._makers = ThreadPoolExecutor(self.size, thread_name_prefix="lifelong-os-create")
         for _ in range(self.size):
-            self._makers.submit(self._make)
+            self._submit(self._makers, self._make)
         _LIVE_POOLS.add(self)
+
+    def _submit(self, executor: ThreadPoolExecutor, work: Callable[[], object]) -> None:
+        """Run `work` on `executor`, counted as pending until it ends (`wait_idle`)."""
+
+        def counted() -> None:
+            try:
+                work()
+            finally:
+                self._count_pending(-1)
+
+        self._count_pending(+1)
+        try:
+            executor.submit(counted)
+        except RuntimeError:  # shut down
+            self._count_pending(-1)
+            raise
+
+    def _count_pending(self, change: int) -> None:
+        with self._idle:
+            self._pending += change
+            self._idle.notify_all()
+
+    def wait_idle(self, timeout: float = 120) -> bool:
+        """Wait until no sandbox is being made or removed in the background (the pool then
+        holds its ready sandboxes only); whether it got there within `timeout` seconds."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._pending == 0, timeout)
 
     def create(self) -> Sandbox:
         """Start one new sandbox now, its shells ready (the caller removes it)."""
@@ -419,7 +448,7 @@ class SandboxPool:
         """A ready sandbox (waiting for one if the pool is empty); a new one is started."""
         if self._closed:
             raise SandboxError("the container pool is closed")
-        self._makers.submit(self._make)
+        self._submit(self._makers, self._make)
         try:
             item = self._ready.get(timeout=timeout)
         except queue.Empty:
@@ -435,7 +464,7 @@ class SandboxPool:
     def in_background(self, work: Callable[[], object]) -> None:
         """Run `work` on a removing thread (now, once the pool is closing); close() waits."""
         try:
-            self._removers.submit(work)
+            self._submit(self._removers, work)
         except RuntimeError:  # shut down
             work()
 
@@ -468,6 +497,7 @@ class ContainerPool(SandboxPool):
     ):
         super().__init__(size=size, limits=limits)
         self.image = image
+        self._owns_client = client is None
         self.client = client or docker_client()
         self._storage_ok = True
         self._check_image()
@@ -523,6 +553,12 @@ class ContainerPool(SandboxPool):
         else:
             container = self.client.containers.run(self.image, **options)
         return start_shells(DockerContainer(self.client, container), limits)
+
+    def close(self) -> None:
+        """As `SandboxPool.close`, then the client's connections to the engine, if it is ours."""
+        super().close()
+        if self._owns_client:
+            self.client.close()
 
     def _labels(self) -> dict[str, str]:
         return {LABEL: self.run_id, LABEL_PID: str(os.getpid()), LABEL_HOST: socket.gethostname()}
