@@ -18,7 +18,7 @@ from lifelong_gym.envs.os.shell import Mode
 from lifelong_gym.envs.os.tasks import AnswerCheck, Checker, OSTask, ScriptItem
 from lifelong_gym.tasks import TaskSet
 
-FILE, PYTHON, USERS, EXAMPLE = range(4)
+FILE, PYTHON, USERS, EXAMPLE, SCRIPT = range(5)
 TASKS = TaskSet(
     [
         OSTask(
@@ -54,6 +54,12 @@ TASKS = TaskSet(
             answer_check=AnswerCheck(
                 checkers=(Checker(kind="example"), Checker(kind="string-match"))
             ),
+        ),
+        OSTask(
+            index=SCRIPT,
+            instruction="Write a bash script /root/three.sh that prints 3.",
+            evaluation=ScriptItem(script='[ "$(bash /root/three.sh)" = 3 ]'),
+            ground_truth=ScriptItem(script="echo 'echo 3' > /root/three.sh"),
         ),
     ]
 )
@@ -234,6 +240,46 @@ def test_a_command_written_to_the_judges_input_does_not_run(env):
     assert f"/proc/{judge_pid.strip()}/fd/0: Permission denied" in observation
     _, reward, *_ = env.step("Act: finish")
     assert reward == 0.0
+
+
+# The agent's script, which the evaluation runs: it looks for the judge's markers (the
+# random word that ends each of its commands' output) in the memory of every process it
+# may read, and prints each with a status of 0 where the judge reads its output.
+FAKE_THE_JUDGES_STATUS = r"""cat > /root/fake.py <<'EOF'
+import os, re, sys
+found = set()
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        regions = open(f"/proc/{pid}/maps").read().splitlines()
+        memory = open(f"/proc/{pid}/mem", "rb", 0)
+    except OSError:
+        continue
+    for region in regions:
+        span, permissions = region.split()[:2]
+        if permissions.startswith("rw"):
+            start, end = (int(x, 16) for x in span.split("-"))
+            try:
+                memory.seek(start)
+                found.update(re.findall(rb"%s\\n' ([0-9a-f]{16})", memory.read(end - start)))
+            except (OSError, OverflowError, ValueError):
+                pass
+for marker in found:
+    sys.stderr.write(f"\n{marker.decode()}:0::\n")
+sys.stderr.write(f"markers found: {len(found)}\n")
+print(4)
+EOF
+echo 'python3 /root/fake.py' > /root/three.sh"""
+
+
+@pytest.mark.timeout(300)
+def test_a_script_the_evaluation_runs_cannot_fake_the_judges_status(env):
+    """The evaluation runs the agent's script, which could read the judge's memory and
+    so learn the marker that ends its output, had it the judge's capabilities: it runs
+    without them, finds no marker, and the task scores 0."""
+    reward, _ = play(env, SCRIPT, FAKE_THE_JUDGES_STATUS)
+    assert reward == 0.0
+    reward, _ = play(env, SCRIPT, solution(SCRIPT))
+    assert reward == 1.0
 
 
 @pytest.mark.timeout(300)

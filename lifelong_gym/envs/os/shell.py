@@ -109,16 +109,21 @@ def ansi_c_quote(text: str) -> str:
 
 
 def command_line(
-    script: str, mode: Mode, args: tuple[str, ...] = (), stdin: str = "/dev/null"
+    script: str,
+    mode: Mode,
+    args: tuple[str, ...] = (),
+    stdin: str = "/dev/null",
+    launcher: str = "",
 ) -> str:
-    """The bash text that runs `script` in `mode` reading `stdin`, with stderr merged."""
+    """The bash text that runs `script` in `mode` reading `stdin`, with stderr merged; a
+    child (every mode but PERSISTENT) starts through `launcher`, if given."""
     word = ansi_c_quote(script)
     extra = " ".join(ansi_c_quote(a) for a in args)
     runner = {
         Mode.PERSISTENT: f"eval {word}",
-        Mode.BASH_C: f"bash -c {word} lifelong-gym {extra}",
-        Mode.PYTHON: f"python3 -c {word} {extra}",
-        Mode.DETACHED: f"setsid --wait bash -c {word}",
+        Mode.BASH_C: f"{launcher}bash -c {word} lifelong-gym {extra}",
+        Mode.PYTHON: f"{launcher}python3 -c {word} {extra}",
+        Mode.DETACHED: f"{launcher}setsid --wait bash -c {word}",
     }[mode]
     return f"{runner} <{stdin} 2>&1"
 
@@ -281,8 +286,9 @@ class PipeChannel:
 class ShellSession:
     """One bash process in a sandbox, fed commands over a `Channel`.
 
-    A `trusted` shell (the judge's) sees only toolset programs (JUDGE_ENVIRONMENT) and
-    reads the toolset's empty file as input, not the container's /dev/null. `argv` is the
+    A `trusted` shell (the judge's) sees only toolset programs (JUDGE_ENVIRONMENT), reads
+    the toolset's empty file as input, not the container's /dev/null, and starts every
+    script it runs in a child without its capability (WITHOUT_JUDGE_CAPABILITY). `argv` is the
     program that starts the bash (by default SHELL_ARGV for the judge, AGENT_SHELL_ARGV for
     the agent; or RESTRICTED_SHELL_ARGV).
     """
@@ -292,6 +298,9 @@ class ShellSession:
         self.argv = argv or (SHELL_ARGV if trusted else AGENT_SHELL_ARGV)
         self.environment = JUDGE_ENVIRONMENT if trusted else None
         self.stdin = EMPTY_FILE if trusted else "/dev/null"
+        # what the judge runs as a child (an evaluation, which may run the agent's files)
+        # lacks the judge's capability: it cannot read the judge's memory or descriptors
+        self.launcher = " ".join(WITHOUT_JUDGE_CAPABILITY) + " " if trusted else ""
         self.pid: int | None = None
         self._channel: Channel | None = None
         self._start()
@@ -345,7 +354,7 @@ class ShellSession:
         assert self._channel is not None
         marker = secrets.token_hex(8).encode()
         status = _STATUS.format(marker=marker.decode())
-        command = command_line(script, mode, args, self.stdin)
+        command = command_line(script, mode, args, self.stdin, self.launcher)
         if full is None:
             line = f"__lg_b=; {command}; {status}\n"
         else:
