@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,10 @@ from lifelong_gym.errors import ModelConfigError
 
 from . import kv_cache
 from .chat_tokens import EpisodeTokenizer
+from .precision import native_bf16
 from .sampling import sample
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -68,6 +72,11 @@ class TransformersPolicy:
         self.model, self.tokenizer = load_model(path_or_model, tokenizer, dtype)
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         self.model.to(self.device).eval()
+        if self.device.type == "cpu" and dtype == torch.bfloat16 and not native_bf16():
+            logger.warning(
+                "bfloat16 on a CPU without AVX512-BF16 or AMX is converted to float32 and "
+                "back at every operation: dtype=float32 is faster here"
+            )
         if chat_template is not None:
             self.tokenizer.chat_template = chat_template
         if not self.tokenizer.chat_template:

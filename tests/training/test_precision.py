@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+import pytest
+
 from lifelong_gym.training.precision import cpu_flags, native_bf16
 
 
@@ -25,3 +27,18 @@ def test_bf16_only_where_the_cpu_computes_it():
 def test_an_unreadable_cpuinfo_means_float32(tmp_path):
     assert cpu_flags(tmp_path / "missing") == frozenset()
     assert not native_bf16(cpu_flags(tmp_path / "missing"))
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_a_bfloat16_policy_on_a_cpu_that_emulates_it_says_so(
+    tiny_model_dir, monkeypatch, caplog, native
+):
+    import torch
+
+    from lifelong_gym.training import TransformersPolicy, policy
+
+    monkeypatch.setattr(policy, "native_bf16", lambda: native)
+    TransformersPolicy(tiny_model_dir, dtype=torch.bfloat16, device="cpu")
+    TransformersPolicy(tiny_model_dir, dtype=torch.float32, device="cpu")
+    warned = [r for r in caplog.records if "dtype=float32 is faster here" in r.getMessage()]
+    assert len(warned) == (0 if native else 1)
