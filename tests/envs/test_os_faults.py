@@ -16,6 +16,7 @@ import json
 import os
 import signal
 import subprocess
+import time
 
 import gymnasium as gym
 import pytest
@@ -75,6 +76,16 @@ def private_engine(os_image, docker_engine, monkeypatch):
         yield engine
 
 
+def stop_with_pool_full(env: gym.Env, engine: PrivateDockerd) -> None:
+    """Stop the engine as a service manager does (its containers stop with it), once the
+    pool holds every container it makes ahead, so that the next tasks are given stopped
+    ones (not some made after the restart)."""
+    pool = env.unwrapped.pool
+    while pool._ready.qsize() < pool.size:
+        time.sleep(0.05)
+    engine.stop()
+
+
 def test_the_docker_engine_restarted_mid_run(private_engine, tmp_path):
     with gym.make("LifelongOS-v0", sandbox="docker") as env:
         failed = strike_run(
@@ -82,7 +93,7 @@ def test_the_docker_engine_restarted_mid_run(private_engine, tmp_path):
             tmp_path / "run",
             position=1,
             tasks=4,
-            fault=private_engine.stop,  # as a service manager stops it: its containers stop
+            fault=lambda: stop_with_pool_full(env, private_engine),
             repair=private_engine.start,  # not waited for: the next task's start waits
         )
     assert "container stopped" in failed.chat_history[-1].content
