@@ -16,7 +16,6 @@ import json
 import os
 import signal
 import subprocess
-import time
 
 import gymnasium as gym
 import pytest
@@ -80,9 +79,7 @@ def stop_with_pool_full(env: gym.Env, engine: PrivateDockerd) -> None:
     """Stop the engine as a service manager does (its containers stop with it), once the
     pool holds every container it makes ahead, so that the next tasks are given stopped
     ones (not some made after the restart)."""
-    pool = env.unwrapped.pool
-    while pool._ready.qsize() < pool.size:
-        time.sleep(0.05)
+    assert env.unwrapped.pool.wait_idle(), "the pool never finished making its containers"
     engine.stop()
 
 

@@ -221,17 +221,32 @@ setsid bash -c 'while sleep 0.01; do . /tmp/write; done' >/dev/null 2>&1 &"""
 def test_a_command_written_to_the_judges_input_does_not_run(env):
     env.reset(options={"task_index": FILE})
     sandbox = env.unwrapped.sandbox
-    judge_input = f"/proc/{sandbox.judge.pid}/fd/0"
     written = WRITE_TO_EVERY_INPUT.format(line="touch /tmp/injected-$$")  # the shell's pid
-    observation, *_ = env.step(f"Act: bash\n\n```bash\n{written}\n```")
+    env.step(f"Act: bash\n\n```bash\n{written}\n```")
+    # a judge's shell started while the agent's loop runs (as for the killer after a limit)
+    judge_pid = sandbox.run_judged("echo $$", Mode.PERSISTENT, timeout=10, limit=100).output
+    observation, *_ = env.step("Act: bash\n\n```bash\n. /tmp/write; sleep 0.2\n```")
     # the judge's next command would run the line first, had it been queued
     check = sandbox.run_judged(
-        f"test -e /tmp/injected-{sandbox.judge.pid}", Mode.PERSISTENT, timeout=10, limit=100
+        f"test -e /tmp/injected-{judge_pid.strip()}", Mode.PERSISTENT, timeout=10, limit=100
     )
     assert check.exit_code == 1
-    assert f"{judge_input}: Permission denied" in observation
+    assert f"/proc/{judge_pid.strip()}/fd/0: Permission denied" in observation
     _, reward, *_ = env.step("Act: finish")
     assert reward == 0.0
+
+
+@pytest.mark.timeout(300)
+def test_no_process_the_agent_may_not_read_runs_beside_its_commands(env):
+    """No judge's shell runs while the agent's commands do, from the first one to one after
+    a time limit (whose killer ran in a judge's shell): `find /` prints no `Permission
+    denied`, as in AgentBench's container."""
+    listing = "find /proc -maxdepth 2 -name nothing-here; echo listed"
+    reward, texts = play(env, FILE, listing, "sleep 100", listing, solution(FILE))
+    for text in texts[0], texts[2]:
+        assert "denied" not in text and text.rstrip().endswith("\n\nlisted"), text
+    assert "did not finish within 3 s" in texts[1]
+    assert reward == 1.0
 
 
 @pytest.mark.timeout(300)

@@ -17,7 +17,8 @@ _UNITS = {"": 1, "b": 1, "byte": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "m"
 
 def prepare(sandbox: Sandbox, task: OSTask) -> None:
     """Run the task's initialization script, then start its background program if any;
-    then restrict the agent's shell to its programs, if the sandbox's limits say so."""
+    then restrict the agent's shell to its programs, if the sandbox's limits say so. The
+    judge's shell ends before the agent's first command (`Sandbox.release_judge`)."""
     if task.initialization is not None:
         item = task.initialization
         mode = Mode.PYTHON if item.language == "python" else Mode.DETACHED
@@ -35,6 +36,7 @@ def prepare(sandbox: Sandbox, task: OSTask) -> None:
     if sandbox.limits.restrict_commands:
         sandbox.restrict_agent()
     sandbox.remember_task_processes()
+    sandbox.release_judge()  # none runs beside the agent's commands
 
 
 def judge(sandbox: Sandbox, task: OSTask, answer: str | None) -> bool:

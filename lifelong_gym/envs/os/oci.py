@@ -37,7 +37,7 @@ from lifelong_gym.envs.os.oci_state import (
     sweep_dead_runs,
     unmount,
 )
-from lifelong_gym.envs.os.sandbox import KEEPER, Limits, Sandbox, SandboxPool, start_shells
+from lifelong_gym.envs.os.sandbox import KEEPER_ARGV, Limits, Sandbox, SandboxPool, start_shells
 from lifelong_gym.envs.os.shell import AGENT_SHELL_ARGV, SHELL_ARGV, Channel, PipeChannel
 from lifelong_gym.envs.os.toolset import (
     AGENT_MANIFEST,
@@ -198,7 +198,8 @@ def bundle_config(
 
 def init_script() -> str:
     """PID 1 of a sandbox: it starts the agent's shell on its standard input and output and
-    the judge's on descriptors 3 and 4, lets go of all four, and keeps the container.
+    the judge's on descriptors 3 and 4, lets go of all four, and becomes KEEPER_ARGV (which
+    drops the judge's capability the shells were started before).
 
     The shells start as jobs with job control on, so that neither ignores SIGINT and
     SIGQUIT (a background job without job control does), and before KEEPER's trap.
@@ -208,7 +209,7 @@ def init_script() -> str:
     judge = " ".join(f"{key}={shlex.quote(value)}" for key, value in JUDGE_ENVIRONMENT.items())
     return (
         f"set -m; {agent} <&0 2>&1 3<&- 4>&- & {judge} {shell} <&3 >&4 2>&4 3<&- 4>&- & "
-        f"set +m; exec <{EMPTY_FILE} >/dev/null 2>&1 3<&- 4>&-; {KEEPER}"
+        f"set +m; exec <{EMPTY_FILE} >/dev/null 2>&1 3<&- 4>&-; exec {shlex.join(KEEPER_ARGV)}"
     )
 
 

@@ -29,6 +29,7 @@ from lifelong_gym.envs.os.shell import (
     AGENT_SHELL_ARGV,
     RESTRICTED_SHELL_ARGV,
     SHELL_ARGV,
+    WITHOUT_JUDGE_CAPABILITY,
     Channel,
     CommandResult,
     DockerChannel,
@@ -54,6 +55,7 @@ FULL_SHARE = 0.9
 CROWDED_SHARE = 0.5
 GROWTH_WATCH = 1.0
 GROWTH_PAUSE = 0.05
+JUDGE_EXIT_WAIT = 2.0  # seconds a released judge's shell is given to leave /proc
 
 LABEL = "org.lifelong-gym.os"  # value: the run id
 LABEL_PID = "org.lifelong-gym.os.pid"
@@ -69,6 +71,10 @@ KEEPER = (
     f"trap '' TERM INT HUP QUIT USR1 USR2; "
     f"while :; do {TOOLSET_ROOT}/usr/bin/sleep 3600 & wait; done"
 )
+# It runs without the judge's capability, as the agent's shells do: the agent may then
+# read its /proc entries, as in AgentBench's container, and the judge's shells are the only
+# processes whose entries the agent may not read (none runs beside its commands).
+KEEPER_ARGV = [*WITHOUT_JUDGE_CAPABILITY, TRUSTED_BASH, "-c", KEEPER]
 
 
 @dataclass(frozen=True)
@@ -166,6 +172,7 @@ class Sandbox:
             self.shell.close()
             ended = self.end_agent_processes()
             self.shell = self._new_shell()
+            self.release_judge()
             result = self.shell.run(script, mode, timeout=timeout, limit=limit, full=full)
             result.ended_before = ended
         if result.processes is not None and result.processes_before is not None:
@@ -182,6 +189,7 @@ class Sandbox:
             raise SandboxError("the task's container stopped under it (its PID 1 was ended)")
         if result.timed_out or result.shell_lost or result.out_of_processes:
             self.shell = self._new_shell()
+            self.release_judge()
         return result
 
     def _peak_count(self, count: int, full: int) -> int:
@@ -220,7 +228,29 @@ class Sandbox:
     def remember_task_processes(self) -> None:
         """Take the processes running now (the task's own) as the ones never to kill."""
         listed = self.run_judged("__lg_pids", Mode.PERSISTENT, timeout=30, limit=100_000)
-        self.baseline = parse_pids(listed.output) - {self.shell.pid}
+        shells = {self.shell.pid, self.judge.pid if self.judge is not None else None}
+        self.baseline = parse_pids(listed.output) - shells
+
+    def release_judge(self) -> None:
+        """End the judge's shell until it is needed again (`run_judged` starts a new one).
+
+        No judge process runs beside the agent's commands: an agent process may not read a
+        judge's /proc entries (AGENT_SHELL_ARGV), so one left running would show in the
+        agent's `find /` or `ls /proc/*/fd` as `Permission denied`, which AgentBench's
+        container never prints. Returns once its /proc entry is gone (or after
+        JUDGE_EXIT_WAIT seconds).
+        """
+        if self.judge is None:
+            return
+        pid = self.judge.pid
+        self.judge.close()
+        self.judge = None
+        deadline = time.monotonic() + JUDGE_EXIT_WAIT
+        while pid is not None and time.monotonic() < deadline:
+            gone = self.shell.run(f"[ ! -e /proc/{pid} ]", Mode.PERSISTENT, timeout=5, limit=100)
+            if gone.exit_code != 1:
+                return
+            time.sleep(0.002)
 
     def end_agent_processes(self) -> str:
         """Kill every process the agent started, by the container's process list.
@@ -303,7 +333,7 @@ def start_shells(container: Container, limits: Limits) -> Sandbox:
         shell = ShellSession(container.exec)
         judge = ShellSession(container.exec, trusted=True)
         judge.run(FUNCTIONS, Mode.PERSISTENT, timeout=30, limit=1000)
-        agent_has = _capabilities(shell, "CapEff")
+        agent_has = _capabilities(judge, "CapEff", shell.pid)
         if _capabilities(judge, "CapPrm") & ~agent_has == 0:
             raise SandboxError(
                 "the container's processes lack CAP_AUDIT_WRITE, which keeps the agent out of "
@@ -315,14 +345,19 @@ def start_shells(container: Container, limits: Limits) -> Sandbox:
     return Sandbox(container, shell, judge, limits)
 
 
-def _capabilities(shell: ShellSession, kind: str) -> int:
-    """The shell's capability set `kind` (CapEff, CapPrm), from its /proc status."""
+def _capabilities(judge: ShellSession, kind: str, pid: int | None = None) -> int:
+    """The capability set `kind` (CapEff, CapPrm) of process `pid` (by default the judge's
+    shell), from its /proc status as the judge reads it."""
     script = f'while read -r key value; do [[ $key == {kind}: ]] && echo "$value"; done'
-    result = shell.run(script + " </proc/$$/status", Mode.PERSISTENT, timeout=30, limit=100)
+    status = f"/proc/{pid if pid is not None else '$$'}/status"
+    result = judge.run(f"{script} <{status}", Mode.PERSISTENT, timeout=30, limit=100)
     try:
         return int(result.output.strip(), 16)
     except ValueError:
-        raise SandboxError(f"the container's shell showed no {kind}: {result.output!r}") from None
+        how = "timed out" if result.timed_out else "lost" if result.shell_lost else "answered"
+        raise SandboxError(
+            f"the container's shell {how} without {kind} of {status}: {result.output!r}"
+        ) from None
 
 
 _LIVE_POOLS: weakref.WeakSet[SandboxPool] = weakref.WeakSet()
@@ -351,12 +386,41 @@ class SandboxPool:
         self._lock = threading.Lock()
         self._closed = False
         self._removers = ThreadPoolExecutor(2, thread_name_prefix="lifelong-os-remove")
+        self._pending = 0  # background jobs (making, removing) not done yet
+        self._idle = threading.Condition()
 
     def _start_making(self) -> None:
         self._makers = ThreadPoolExecutor(self.size, thread_name_prefix="lifelong-os-create")
         for _ in range(self.size):
-            self._makers.submit(self._make)
+            self._submit(self._makers, self._make)
         _LIVE_POOLS.add(self)
+
+    def _submit(self, executor: ThreadPoolExecutor, work: Callable[[], object]) -> None:
+        """Run `work` on `executor`, counted as pending until it ends (`wait_idle`)."""
+
+        def counted() -> None:
+            try:
+                work()
+            finally:
+                self._count_pending(-1)
+
+        self._count_pending(+1)
+        try:
+            executor.submit(counted)
+        except RuntimeError:  # shut down
+            self._count_pending(-1)
+            raise
+
+    def _count_pending(self, change: int) -> None:
+        with self._idle:
+            self._pending += change
+            self._idle.notify_all()
+
+    def wait_idle(self, timeout: float = 120) -> bool:
+        """Wait until no sandbox is being made or removed in the background (the pool then
+        holds its ready sandboxes only); whether it got there within `timeout` seconds."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._pending == 0, timeout)
 
     def create(self) -> Sandbox:
         """Start one new sandbox now, its shells ready (the caller removes it)."""
@@ -389,7 +453,7 @@ class SandboxPool:
         """
         if self._closed:
             raise SandboxError("the container pool is closed")
-        self._makers.submit(self._make)
+        self._submit(self._makers, self._make)
         try:
             item = self._ready.get(timeout=timeout)
         except queue.Empty:
@@ -415,7 +479,7 @@ class SandboxPool:
     def in_background(self, work: Callable[[], object]) -> None:
         """Run `work` on a removing thread (now, once the pool is closing); close() waits."""
         try:
-            self._removers.submit(work)
+            self._submit(self._removers, work)
         except RuntimeError:  # shut down
             work()
 
@@ -448,6 +512,7 @@ class ContainerPool(SandboxPool):
     ):
         super().__init__(size=size, limits=limits)
         self.image = image
+        self._owns_client = client is None
         self.client = client or docker_client()
         self._storage_ok = True
         self._check_image()
@@ -479,7 +544,7 @@ class ContainerPool(SandboxPool):
 
         limits = self.limits
         options: dict[str, Any] = {
-            "command": [TRUSTED_BASH, "-c", KEEPER],
+            "command": KEEPER_ARGV,
             # PID 1 ignores SIGTERM (KEEPER): a stop (`docker stop`, the engine's shutdown
             # or restart) would wait its 10 s for nothing before killing it
             "stop_signal": "SIGKILL",
@@ -509,6 +574,12 @@ class ContainerPool(SandboxPool):
         else:
             container = self.client.containers.run(self.image, **options)
         return start_shells(DockerContainer(self.client, container), limits)
+
+    def close(self) -> None:
+        """As `SandboxPool.close`, then the client's connections to the engine, if it is ours."""
+        super().close()
+        if self._owns_client:
+            self.client.close()
 
     def _labels(self) -> dict[str, str]:
         return {LABEL: self.run_id, LABEL_PID: str(os.getpid()), LABEL_HOST: socket.gethostname()}

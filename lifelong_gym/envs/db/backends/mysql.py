@@ -64,7 +64,12 @@ _BASE_TABLE_COLUMNS = (
     "ORDER BY ORDINAL_POSITION"
 )
 
-__all__ = ["MysqlBackend", "PREFIX", "grant_pattern", "parse_url", "quote"]
+__all__ = ["MysqlBackend", "PREFIX", "grant_pattern", "names_like", "parse_url", "quote"]
+
+
+def names_like(pid: int | None = None) -> str:
+    """A LIKE pattern of the databases and accounts made on this host (by process `pid`)."""
+    return f"{PREFIX}{_HOST_TAG}\\_" + ("%" if pid is None else f"{pid}\\_%")
 
 
 def grant_pattern(database: str) -> str:
@@ -368,7 +373,7 @@ class MysqlBackend(DatabaseBackend):
 
     def _sweep_leftovers(self) -> None:
         """End the threads of dead runs' agent accounts, then drop their databases and accounts."""
-        pattern = f"{PREFIX}{_HOST_TAG}\\_%"
+        pattern = names_like()
         databases = [r[0] for r in run(self._admin, "SHOW DATABASES LIKE %s", (pattern,))]
         users = run(self._admin, "SELECT User FROM mysql.user WHERE User LIKE %s", (pattern,))
         accounts = [user for (user,) in users]
