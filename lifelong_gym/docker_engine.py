@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 from lifelong_gym.errors import SandboxError
+from lifelong_gym.reconnect import RECONNECT_TIMEOUT, wait_for_server
 
 
 def docker_client() -> Any:
@@ -26,3 +27,16 @@ def docker_client() -> Any:
             "(or Podman's socket) or set DOCKER_HOST"
         ) from None
     return client
+
+
+def wait_for_engine(client: Any, timeout: float = RECONNECT_TIMEOUT) -> None:
+    """Return once the engine answers; an engine restarting is waited for up to `timeout`
+    seconds (the client connects again by itself), then SandboxError."""
+
+    def ping() -> None:
+        try:
+            client.ping()
+        except Exception as error:
+            raise SandboxError(f"the Docker engine does not answer ({error})") from None
+
+    wait_for_server(ping, timeout)

@@ -5,9 +5,9 @@
 `strike_run` plays a stream with the oracle and, when the agent is asked for the first
 reply of the task at one position, runs `fault` (kill a server, a container); after that
 task has ended, `repair` (start it again) runs from a callback. Then it resumes the run in
-the same folder to the end of the stream, so that the test can check the contract of
-docs/security.md ("Faults"): the task in flight ends `task_environment_error`, the tasks
-after it score, the metrics count the fault's cost, and nothing is counted twice.
+the same folder to the end of the stream, and checks the contract of docs/security.md
+("Faults"): the task in flight ends `task_environment_error`, the tasks after it score,
+the metrics count the fault's cost, and nothing is counted twice.
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ from lifelong_gym.metrics import LifelongMetrics
 from lifelong_gym.orders import task_order
 from lifelong_gym.run import Callback, Runner
 from lifelong_gym.run.folder import read_sessions
-from lifelong_gym.session import Session
+from lifelong_gym.session import Session, SessionStatus
+
+ERROR = SessionStatus.TASK_ENVIRONMENT_ERROR.value
 
 
 class StrikingOracle(OracleAgent):
@@ -77,10 +79,11 @@ def strike_run(
     tasks: int,
     fault: Callable[[], None],
     repair: Callable[[], None],
-) -> tuple[list[Session], LifelongMetrics]:
-    """Run `position + 2` tasks with the fault at `position`, then resume to `tasks` tasks.
+) -> Session:
+    """Run `position + 2` tasks with the fault at `position`, then resume to `tasks` tasks,
+    and check that the fault cost that task and no other.
 
-    Returns the sessions on disk and the resumed run's metrics.
+    Returns the failed session, for the test to check what its agent was told.
     """
     stream = task_order(env.unwrapped.tasks, "sample", None)
     struck = stream[position]
@@ -92,4 +95,17 @@ def strike_run(
     metrics = Runner(env, agent, callbacks, max_tasks=tasks, **settings).run()
     sessions, _, _ = read_sessions(output / "sessions.jsonl")
     assert [s.task_index for s in sessions] == stream[:tasks], "a task missing or twice"
-    return sessions, metrics
+    return one_task_lost(sessions, metrics, position)
+
+
+def one_task_lost(sessions: list[Session], metrics: LifelongMetrics, position: int) -> Session:
+    """Assert that the task at `position` ended `task_environment_error`, every other task
+    completed and scored (the oracle's replies are correct), and the metrics count the one
+    failure. Returns the failed session."""
+    expected = ["completed"] * len(sessions)
+    expected[position] = ERROR
+    assert [s.status.value for s in sessions] == expected
+    others = [s.outcome.value for i, s in enumerate(sessions) if i != position]
+    assert others == ["correct"] * (len(sessions) - 1)
+    assert metrics.status_counts[ERROR] == 1 and metrics.correct == len(sessions) - 1
+    return sessions[position]

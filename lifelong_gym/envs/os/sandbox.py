@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from lifelong_gym.docker_engine import docker_client
+from lifelong_gym.docker_engine import docker_client, wait_for_engine
 from lifelong_gym.envs.os.reaper import FUNCTIONS, kill_command, parse_pids
 from lifelong_gym.envs.os.shell import (
     AGENT_SHELL_ARGV,
@@ -445,7 +445,12 @@ class SandboxPool:
             sandbox.remove()
 
     def acquire(self, timeout: float = 120) -> Sandbox:
-        """A ready sandbox (waiting for one if the pool is empty); a new one is started."""
+        """A ready sandbox (waiting for one if the pool is empty); a new one is started.
+
+        One made ahead whose container has stopped since (its engine restarted), or a
+        failure to make one (the engine was down then), is replaced by one made now, once
+        the engine answers (`wait_until_ready`): a restart costs the task in flight only.
+        """
         if self._closed:
             raise SandboxError("the container pool is closed")
         self._submit(self._makers, self._make)
@@ -453,9 +458,19 @@ class SandboxPool:
             item = self._ready.get(timeout=timeout)
         except queue.Empty:
             raise SandboxError(f"no container became ready within {timeout} s") from None
-        if isinstance(item, BaseException):
-            raise SandboxError(f"creating a container failed: {item}") from item
-        return item
+        if isinstance(item, Sandbox):
+            if item.container.running():
+                return item
+            logger.warning("a container made ahead has stopped (its engine restarted?)")
+            self.discard(item)
+        try:
+            self.wait_until_ready()
+            return self.create()
+        except Exception as error:
+            raise SandboxError(f"creating a container failed: {error}") from error
+
+    def wait_until_ready(self) -> None:
+        """Return once containers can be made (a subclass waits for its engine)."""
 
     def discard(self, sandbox: Sandbox) -> None:
         """Remove a used sandbox in the background."""
@@ -512,6 +527,9 @@ class ContainerPool(SandboxPool):
             }
         self._start_making()
 
+    def wait_until_ready(self) -> None:
+        wait_for_engine(self.client)
+
     def _check_image(self) -> None:
         try:
             self.client.images.get(self.image)
@@ -527,6 +545,9 @@ class ContainerPool(SandboxPool):
         limits = self.limits
         options: dict[str, Any] = {
             "command": KEEPER_ARGV,
+            # PID 1 ignores SIGTERM (KEEPER): a stop (`docker stop`, the engine's shutdown
+            # or restart) would wait its 10 s for nothing before killing it
+            "stop_signal": "SIGKILL",
             "detach": True,
             "labels": self._labels(),
             "volumes": {self.toolset: {"bind": TOOLSET_ROOT, "mode": "ro"}, **self.agent_mounts},
