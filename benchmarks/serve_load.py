@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import contextlib
 import os
 import sys
 import threading
@@ -88,7 +89,8 @@ class TimedClient(LifelongEnvClient):
 
 @dataclass
 class ServerUsage:
-    """The server process's peak RSS (MiB), threads and open files while a run lasted."""
+    """The server's peak RSS (MiB), threads and open files while a run lasted, and its CPU
+    time: of its process and its worker processes (`--workers`) together."""
 
     pid: int
     idle_rss: float = 0.0
@@ -97,25 +99,44 @@ class ServerUsage:
     files: int = 0
     cpu: float = 0.0
 
+    def processes(self) -> list[int]:
+        """The server's process and its descendants."""
+        found, index = [self.pid], 0
+        while index < len(found):
+            with contextlib.suppress(FileNotFoundError):  # a thread or process ended
+                for task in os.listdir(f"/proc/{found[index]}/task"):
+                    with open(f"/proc/{found[index]}/task/{task}/children") as children:
+                        found += [int(pid) for pid in children.read().split()]
+            index += 1
+        return found
+
     def sample(self) -> None:
-        """Read the process's current figures; keep the peaks."""
-        status = dict(
-            line.split(":", 1) for line in open(f"/proc/{self.pid}/status").read().splitlines()
-        )
-        self.rss = max(self.rss, int(status["VmRSS"].split()[0]) / 1024)
-        self.threads = max(self.threads, int(status["Threads"]))
-        self.files = max(self.files, len(os.listdir(f"/proc/{self.pid}/fd")))
-        ticks = open(f"/proc/{self.pid}/stat").read().rsplit(")", 1)[1].split()[11:13]
-        self.cpu = sum(map(int, ticks)) / os.sysconf("SC_CLK_TCK")
+        """Read the processes' current figures, summed; keep the peaks."""
+        rss = threads = files = cpu = 0.0
+        for pid in self.processes():
+            try:
+                status = dict(
+                    line.split(":", 1) for line in open(f"/proc/{pid}/status").read().splitlines()
+                )
+                files += len(os.listdir(f"/proc/{pid}/fd"))
+                ticks = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[11:13]
+            except FileNotFoundError:  # it ended in between
+                continue
+            rss += int(status["VmRSS"].split()[0]) / 1024
+            threads += int(status["Threads"])
+            cpu += sum(map(int, ticks)) / os.sysconf("SC_CLK_TCK")
+        self.rss, self.threads = max(self.rss, rss), max(self.threads, int(threads))
+        self.files, self.cpu = max(self.files, int(files)), cpu
 
 
 @contextmanager
-def served(env_id: str, env_args: list[str], max_sessions: int):
-    """`lifelong-gym serve --max-sessions N` on a free loopback port until the block ends,
-    its output passed on: (process, url)."""
+def served(env_id: str, env_args: list[str], max_sessions: int, workers: int = 1):
+    """`lifelong-gym serve --max-sessions N --workers W` on a free loopback port until the
+    block ends, its output passed on: (process, url)."""
     port = free_port()
     command = [sys.executable, "-m", "lifelong_gym", "serve", "--env", env_id]
     command += ["--port", str(port), "--max-sessions", str(max_sessions)]
+    command += ["--workers", str(workers)]
     for arg in env_args:
         command += ["--env-arg", arg]
     url = f"http://127.0.0.1:{port}"
@@ -241,9 +262,11 @@ HEADER = (
 )
 
 
-def measure(env_id: str, env_args: list[str], sessions: int, agent, indices, episodes: int) -> Run:
+def measure(
+    env_id: str, env_args: list[str], sessions: int, agent, indices, episodes: int, workers: int
+) -> Run:
     """`sessions` sessions at once against a fresh server, each playing `episodes` episodes."""
-    with served(env_id, env_args, sessions) as (process, url):
+    with served(env_id, env_args, sessions, workers) as (process, url):
         usage = ServerUsage(process.pid)
         usage.sample()
         usage.idle_rss, usage.rss = usage.rss, 0.0
@@ -264,6 +287,9 @@ def main() -> None:
     parser.add_argument("--env", choices=sorted(SETUPS), default="sqlite")
     parser.add_argument("--sessions", type=int, nargs="+", help="session counts (per --env)")
     parser.add_argument("--episodes", type=int, default=4, help="episodes per session")
+    parser.add_argument(
+        "--workers", type=int, default=1, help="the server's worker processes (serve --workers)"
+    )
     parser.add_argument("--mysql-url", default="mysql://root@127.0.0.1:3306")
     parser.add_argument(
         "--naive-episodes", type=int, default=200, help="episodes of each naive measurement"
@@ -277,13 +303,14 @@ def main() -> None:
     agent = OracleAgent(tasks)
     indices = list(tasks.indices)
     print(
-        f"{env_id} {' '.join(env_args)}: {args.episodes} oracle episodes per session; "
+        f"{env_id} {' '.join(env_args)}: {args.episodes} oracle episodes per session, "
+        f"{args.workers} server worker(s); "
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start"
     )
     print(HEADER)
     runs = []
     for count in counts:
-        run = measure(env_id, env_args, count, agent, indices, args.episodes)
+        run = measure(env_id, env_args, count, agent, indices, args.episodes, args.workers)
         runs.append(run)
         print(run.row())
         for error, times in collections.Counter(run.load.errors).most_common(5):
@@ -294,7 +321,7 @@ def main() -> None:
                 f"p99 step < {TARGET_P99_STEP:g} s): {'met' if run.meets_target() else 'NOT met'}"
             )
     naive = args.naive_episodes
-    one_session = measure(env_id, env_args, 1, agent, indices, naive)
+    one_session = measure(env_id, env_args, 1, agent, indices, naive, 1)
     local_rate = in_process_rate(env_id, parse_env_args(env_args), agent, indices, naive)
     print(
         f"naive ({naive} episodes): one session at a time over the server "

@@ -383,6 +383,14 @@ def generate() -> None:
     help="A session past --max-sessions waits this many seconds for a place, then is "
     "refused with CAPACITY_REACHED (default 30; not with --mcp).",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="OpenEnv: worker processes sharing the port, each with --max-sessions of its own "
+    "(one Python process steps on one core at a time).",
+)
 @click.option("--mcp", is_flag=True, help="Serve over MCP (Streamable HTTP at /mcp) instead.")
 @click.option(
     "--session-idle-timeout",
@@ -396,6 +404,7 @@ def serve(
     env_args: tuple[str, ...],
     max_sessions: int,
     session_wait: float | None,
+    workers: int,
     mcp: bool,
     session_idle_timeout: float | None,
 ) -> None:
@@ -424,8 +433,11 @@ def serve(
             port=port,
             max_sessions=max_sessions,
             session_wait=DEFAULT_SESSION_WAIT if session_wait is None else session_wait,
+            workers=workers,
         )
         return
+    if workers != 1:
+        raise click.UsageError("--workers goes with OpenEnv (MCP serves from one process)")
     if session_wait is not None:
         raise click.UsageError("--session-wait goes with OpenEnv (the MCP SDK refuses at once)")
     from lifelong_gym.integrations.mcp import DEFAULT_SESSION_IDLE_TIMEOUT

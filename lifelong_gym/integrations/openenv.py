@@ -14,6 +14,11 @@ environment id over OpenEnv's protocol (the `openenv` package, `pip install
 - At most `max_sessions` sessions at once: one more waits its turn (first come, first
   served) up to `session_wait` seconds, then is refused with OpenEnv's error reply of code
   `CAPACITY_REACHED` (the connection closes after it; nothing was started).
+- `workers` processes (default 1) share the listening socket, each serving the sessions
+  whose connections it accepted (the kernel hands each new connection to one of them):
+  one Python process computes on one core at a time, so more sessions than one core can
+  step need more workers. `max_sessions` and the queue are each worker's own, so the
+  server holds at most `workers * max_sessions` sessions.
 
 `LifelongEnvClient` is OpenEnv's `EnvClient` typed for these messages (async; `.sync()`
 for a blocking one); it asks again, with backoff, for a session refused or not
@@ -24,6 +29,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import os
 import random
 import sys
 from collections import deque
@@ -33,7 +40,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from lifelong_gym.errors import MissingExtraError
+from lifelong_gym.errors import ConfigError, MissingExtraError
 from lifelong_gym.integrations.serving import listen, plain_info, raise_open_files_limit
 from lifelong_gym.registration import make_env
 
@@ -276,6 +283,10 @@ async def _needs_session(request: Request, error: Exception) -> JSONResponse:
     )
 
 
+# The environment variable that hands a worker process what it serves (`app_of_worker`).
+WORKER_SPEC = "LIFELONG_GYM_SERVE_SPEC"
+
+
 def serve(
     env_id: str,
     env_kwargs: Mapping[str, Any] | None = None,
@@ -284,24 +295,56 @@ def serve(
     port: int = 8000,
     max_sessions: int = DEFAULT_MAX_SESSIONS,
     session_wait: float = DEFAULT_SESSION_WAIT,
+    workers: int = 1,
     log_level: str = "warning",
 ) -> None:
     """Serve `env_id` until interrupted; a bad id, argument or busy port raises first.
 
-    Prints the address to stderr once it listens.
+    Prints the address to stderr once it listens. With `workers` > 1, that many worker
+    processes (uvicorn's) share the socket, each with its own `max_sessions` (see the
+    module's doc); `env_kwargs` must then be JSON values, as from the command line.
     """
     import uvicorn
+    from uvicorn.supervisors import Multiprocess
 
+    if workers < 1:
+        raise ConfigError(f"workers={workers}: pass 1 or more worker processes")
     make_env(env_id, env_kwargs or {}).close()  # a bad id or argument fails here, once
+    spec = {
+        "env_id": env_id,
+        "env_kwargs": dict(env_kwargs or {}),
+        "max_sessions": max_sessions,
+        "session_wait": session_wait,
+    }
+    if workers > 1:
+        try:
+            os.environ[WORKER_SPEC] = json.dumps(spec)
+        except TypeError as error:
+            raise ConfigError(
+                f"workers={workers} needs environment arguments that are JSON values: {error}"
+            ) from None
     listener = listen(host, port)
-    raise_open_files_limit(max_sessions)
-    config = uvicorn.Config(
-        create_app(env_id, env_kwargs, max_sessions=max_sessions, session_wait=session_wait),
-        log_level=log_level,
-        ws_max_size=MAX_MESSAGE_BYTES,
-    )
+    raise_open_files_limit(max_sessions * workers)
+    settings = {"log_level": log_level, "ws_max_size": MAX_MESSAGE_BYTES}
     print(f"serving {env_id} on ws://{host}:{port}/ws (Ctrl-C stops)", file=sys.stderr)
-    uvicorn.Server(config).run(sockets=[listener])
+    if workers == 1:
+        app = create_app(env_id, env_kwargs, max_sessions=max_sessions, session_wait=session_wait)
+        uvicorn.Server(uvicorn.Config(app, **settings)).run(sockets=[listener])
+        return
+    app_path = f"{__name__}:app_of_worker"
+    config = uvicorn.Config(app_path, factory=True, workers=workers, **settings)
+    Multiprocess(config, sockets=[listener]).run()
+
+
+def app_of_worker() -> FastAPI:
+    """The app of one worker process of `serve(workers=N)`, from WORKER_SPEC."""
+    spec = json.loads(os.environ[WORKER_SPEC])
+    return create_app(
+        spec["env_id"],
+        spec["env_kwargs"],
+        max_sessions=spec["max_sessions"],
+        session_wait=spec["session_wait"],
+    )
 
 
 class LifelongEnvClient(EnvClient[LifelongAction, LifelongObservation, LifelongState]):

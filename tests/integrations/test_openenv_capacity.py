@@ -98,3 +98,42 @@ def test_session_wait_is_not_for_mcp():
         main, ["serve", "--mcp", "--session-wait", "5", "--port", str(free_port())]
     )
     assert result.exit_code != 0 and "--session-wait goes with OpenEnv" in result.output
+
+
+def worker_processes(server_pid: int) -> list[int]:
+    """The worker processes (uvicorn's, started by multiprocessing) of the server."""
+    with open(f"/proc/{server_pid}/task/{server_pid}/children") as children:
+        pids = [int(pid) for pid in children.read().split()]
+    return [pid for pid in pids if b"spawn_main" in open(f"/proc/{pid}/cmdline", "rb").read()]
+
+
+def test_workers_share_the_port_each_with_its_own_sessions(db_tasks):
+    flags = ("--workers", "2", "--max-sessions", "2")
+    with served("LifelongDB-v0", flags=flags) as (process, url):
+        assert len(worker_processes(process.pid)) == 2
+        # four places in all: eight clients are played and scored
+        indices = db_tasks.indices[:8]
+        results = play_all(url, db_tasks, indices)
+        assert process.poll() is None
+    assert [r["info"]["task_index"] for r in results] == list(indices)
+    assert [r["reward"] for r in results] == [1.0] * 8
+
+
+def test_workers_need_environment_arguments_that_are_json(db_tasks):
+    from lifelong_gym.errors import ConfigError
+    from lifelong_gym.integrations.openenv import serve
+
+    with pytest.raises(ConfigError, match="workers=2 needs environment arguments that are JSON"):
+        serve("LifelongDB-v0", {"tasks": db_tasks}, port=free_port(), workers=2)
+
+
+@pytest.mark.parametrize(
+    "flags, said",
+    [
+        (("--workers", "0"), "0 is not in the range x>=1"),
+        (("--mcp", "--workers", "2"), "--workers goes with OpenEnv"),
+    ],
+)
+def test_bad_workers_are_one_line(flags, said):
+    result = CliRunner().invoke(main, ["serve", *flags, "--port", str(free_port())])
+    assert result.exit_code != 0 and said in result.output
