@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from lifelong_gym.errors import LifelongGymError, RunAbortedError
+from lifelong_gym.errors import LifelongGymError
 from lifelong_gym.orders import ORDERS
 from lifelong_gym.run.compare import (
     comparison_warnings,
@@ -22,33 +22,19 @@ from lifelong_gym.run.compare import (
     load_compared_runs,
     plot_comparison,
 )
-from lifelong_gym.run.config import (
-    RunConfig,
-    build_runner,
-    parse_env_args,
-    read_config_file,
-    run_config,
-)
+from lifelong_gym.run.config import parse_env_args, read_config_file, run_config
 from lifelong_gym.run.cost import parse_price
 from lifelong_gym.run.cost_summary import format_cost, format_cost_table
 from lifelong_gym.run.folder import disk_space_of
-from lifelong_gym.run.gain import Gain, format_gain, format_paired_gains, paired_gain, twin_gain
-from lifelong_gym.run.grid import is_grid, load_grid, run_grid
-from lifelong_gym.run.grid_compare import (
-    COMPARISON_PLOT,
-    GridIndex,
-    format_summary,
-    load_grid_environments,
-    read_grid_index,
-    write_grid_pages,
-)
+from lifelong_gym.run.gain import Gain, format_gain, format_paired_gains, twin_gain
+from lifelong_gym.run.grid import is_grid
+from lifelong_gym.run.grid_cli import compare_grid, run_grid_config
+from lifelong_gym.run.grid_compare import read_grid_index
 from lifelong_gym.run.html_compare import write_compare_page
 from lifelong_gym.run.probe_display import format_probes, run_probes
 from lifelong_gym.run.report import format_report, report_run
-from lifelong_gym.run.run_record import load_run
-from lifelong_gym.run.runner import Runner
-from lifelong_gym.run.sigterm import EXIT_CODE as SIGTERM_EXIT_CODE
-from lifelong_gym.run.sigterm import StopRequest, stop_on_sigterm
+from lifelong_gym.run.run_cli import run_resumable
+from lifelong_gym.run.sigterm import stop_on_sigterm
 
 
 @contextmanager
@@ -137,80 +123,12 @@ def run(config_path: str | None, only: tuple[str, ...], **flags: object) -> None
         raise click.UsageError("--only picks cells of a grid config (one with a grid: section)")
     with stop_on_sigterm() as stop:
         if is_grid(settings):
-            grid = load_grid(settings, flags)  # every cell checked before the first runs
-            run_grid(grid, grid.select(only), lambda cell: run_resumable(cell, stop), click.echo)
+            run_grid_config(settings, flags, only, stop)
             return
         config = run_config(settings, flags)
         config.check()  # a bad price, probe setting, callback or env argument: before anything runs
         for replicate in config.replicate_runs():
             run_resumable(replicate, stop)
-
-
-def run_resumable(config: RunConfig, stop: StopRequest) -> None:
-    """One run (and its twin); Ctrl-C or SIGTERM ends the command, saying how to resume."""
-    try:
-        run_with_twin(config, stop)
-    except KeyboardInterrupt:
-        click.echo("\ninterrupted; run the same command again to resume", err=True)
-        raise SystemExit(130) from None
-    if stop.requested:
-        click.echo(
-            "stopped on SIGTERM after the tasks in flight; run the same command again to resume",
-            err=True,
-        )
-        raise SystemExit(SIGTERM_EXIT_CODE)
-
-
-def run_with_twin(config: RunConfig, stop: StopRequest) -> None:
-    """Run one run and, with `stateless_baseline`, its stateless twin, then the gain."""
-    runner = build_runner(config)
-    try:
-        stop.watch(runner)
-        play(runner, config.progress)
-        click.echo(f"results in {config.output}")
-        if not config.stateless_baseline or stop.requested:
-            return
-        twin = config.stateless_twin()
-        if config.progress:
-            click.echo(f"the stateless twin: the same stream, no callbacks, in {twin.output}")
-        twin_runner = build_runner(twin, agent=runner.agent)
-        try:
-            stop.watch(twin_runner)
-            play(twin_runner, config.progress)
-        finally:
-            close_envs(twin_runner)
-        click.echo(f"results in {twin.output}")
-        if stop.requested:
-            return
-        click.echo(format_gain(paired_gain(load_run(config.output), load_run(twin.output))))
-    finally:
-        close_envs(runner)
-
-
-def play(runner: Runner, progress: bool) -> None:
-    """Run the stream and, with `progress`, print its report: at the end, or where a run of
-    failures stopped it."""
-    try:
-        runner.run()
-    except RunAbortedError:
-        if progress:
-            print_report(runner)
-        raise
-    if progress:
-        print_report(runner)
-
-
-def print_report(runner: Runner) -> None:
-    """The metrics and the cost of the sessions a run has finished."""
-    click.echo(format_report(runner.metrics()))
-    click.echo(format_cost(runner.cost()))
-
-
-def close_envs(runner: Runner) -> None:
-    """Close the environments a run was built with: the stream's and the probe set's."""
-    runner.env.close()
-    if runner.probes is not None:
-        runner.probes.close()
 
 
 @main.command()
@@ -273,32 +191,6 @@ def compare(runs: tuple[str, ...], plot_path: str | None, html_path: str | None)
     click.echo(f"wrote {plot_comparison(compared, target)}")
     if html_path:
         for path in write_compare_page(compared, Path(html_path)):
-            click.echo(f"wrote {path}")
-
-
-def compare_grid(
-    folder: Path, index: GridIndex, plot_path: str | None, html_path: str | None
-) -> None:
-    """Each environment of a grid: the summary against the reference, success per skill
-    and the learning curves (GRID/ENV/comparison.png); with `html_path`, the pages."""
-    if plot_path:
-        raise click.UsageError(
-            f"--plot does not go with a grid: its plots are ENV/{COMPARISON_PLOT}"
-        )
-    environments = load_grid_environments(folder, index)
-    for environment in environments:
-        click.echo(format_summary(environment) + "\n")
-        if not environment.runs:
-            continue
-        for warning in comparison_warnings(environment.runs):
-            click.echo(f"warning: {environment.name}: {warning}", err=True)
-        runs = environment.runs
-        click.echo(format_runs(runs) + "\n")
-        click.echo(format_comparison([r.letter for r in runs], [r.metrics for r in runs]) + "\n")
-        target = folder / environment.name / COMPARISON_PLOT
-        click.echo(f"wrote {plot_comparison(environment.runs, target)}\n")
-    if html_path:
-        for path in write_grid_pages(folder, environments, Path(html_path)):
             click.echo(f"wrote {path}")
 
 

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from lifelong_gym.cli import main
 from lifelong_gym.envs.db.tasks import load_db_tasks
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE, image_exists
+from tests.command_line import invoke_run
 from tests.crash_support import kill_until_done
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,20 +25,16 @@ def dev_tasks(external_dir) -> str:
     return str(external_dir / "agentbench/data/dbbench/dev.jsonl")
 
 
-def invoke(*args: str):
-    return CliRunner().invoke(main, ["run", "--no-progress", *args], catch_exceptions=False)
-
-
 def test_run_writes_metrics_plots_and_resumes(tmp_path, dev_tasks):
     out = tmp_path / "run"
-    result = invoke("--tasks", dev_tasks, "--output", str(out), "--max-tasks", "5")
+    result = invoke_run("--tasks", dev_tasks, "--output", str(out), "--max-tasks", "5")
     assert result.exit_code == 0, result.output
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["success_rate"] == 1.0 and metrics["status_counts"] == {"completed": 5}
     assert metrics["per_skill"]
     assert (out / "learning_curve.png").exists() and (out / "per_skill.png").exists()
     assert json.loads((out / "config.json").read_text())["user"]["agent"] == "oracle"
-    result = invoke("--tasks", dev_tasks, "--output", str(out), "--max-tasks", "9")
+    result = invoke_run("--tasks", dev_tasks, "--output", str(out), "--max-tasks", "9")
     assert result.exit_code == 0, result.output
     assert len((out / "sessions.jsonl").read_text().splitlines()) == 9
 
@@ -56,21 +53,22 @@ def test_a_yaml_config_is_the_same_run_as_the_flags(tmp_path, dev_tasks):
             }
         )
     )
-    assert invoke("--config", str(config)).exit_code == 0
+    assert invoke_run("--config", str(config)).exit_code == 0
     flags = [
         "--tasks", dev_tasks, "--output", str(out), "--max-tasks", "6",
         "--env-arg", "max_turns=4", "--callback", "tests.crash_support.Saboteur:every=2",
     ]  # fmt: skip
-    result = invoke(*flags)
+    result = invoke_run(*flags)
     assert result.exit_code == 0, result.output  # resumed: same config
     lines = [json.loads(x) for x in (out / "sessions.jsonl").read_text().splitlines()]
     assert len(lines) == 6
     state = json.loads((out / "state.json").read_text())
     assert state["callbacks"]["Saboteur"]["seen"] == 6
-    result = invoke(*flags[:-1], "tests.crash_support.Saboteur:every=3")
+    result = invoke_run(*flags[:-1], "tests.crash_support.Saboteur:every=3")
     assert result.exit_code == 1
     assert "user.callbacks" in result.output and "--overwrite" in result.output
-    assert invoke(*flags[:-1], "tests.crash_support.Saboteur:every=3", "--overwrite").exit_code == 0
+    overwritten = invoke_run(*flags[:-1], "tests.crash_support.Saboteur:every=3", "--overwrite")
+    assert overwritten.exit_code == 0
 
 
 @pytest.mark.parametrize(
@@ -85,7 +83,7 @@ def test_a_yaml_config_is_the_same_run_as_the_flags(tmp_path, dev_tasks):
     ],
 )
 def test_bad_input_is_one_clear_error(tmp_path, dev_tasks, args, message):
-    result = invoke("--tasks", dev_tasks, "--output", str(tmp_path / "run"), *args)
+    result = invoke_run("--tasks", dev_tasks, "--output", str(tmp_path / "run"), *args)
     assert result.exit_code == 1
     assert message in result.output
     assert "Traceback" not in result.output
@@ -94,17 +92,17 @@ def test_bad_input_is_one_clear_error(tmp_path, dev_tasks, args, message):
 def test_bad_config_files_are_clear_errors(tmp_path):
     config = tmp_path / "run.yaml"
     config.write_text("output: x\ncolour: red\n")
-    result = invoke("--config", str(config))
+    result = invoke_run("--config", str(config))
     assert result.exit_code == 1 and "colour: Extra inputs are not permitted" in result.output
-    result = invoke("--config", str(tmp_path / "absent.yaml"))
+    result = invoke_run("--config", str(tmp_path / "absent.yaml"))
     assert result.exit_code == 1 and "cannot read config" in result.output
-    result = invoke("--tasks", "x.jsonl")
+    result = invoke_run("--tasks", "x.jsonl")
     assert result.exit_code == 1 and "output: Field required" in result.output
 
 
 def test_report_prints_metrics_and_writes_plots(tmp_path, dev_tasks):
     out = tmp_path / "run"
-    invoke("--tasks", dev_tasks, "--output", str(out), "--max-tasks", "4")
+    invoke_run("--tasks", dev_tasks, "--output", str(out), "--max-tasks", "4")
     (out / "per_skill.png").unlink()
     result = CliRunner().invoke(main, ["report", str(out)])
     assert result.exit_code == 0, result.output

@@ -15,31 +15,13 @@ from click.testing import CliRunner
 from lifelong_gym.cli import main
 from lifelong_gym.errors import LifelongGymError
 from lifelong_gym.run.folder import RunDirectory
+from tests.command_line import assert_one_line_error, run_cli
 
 
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    """The real command, in a process of its own (what a user sees, stdout and stderr)."""
-    return subprocess.run(
-        [sys.executable, "-m", "lifelong_gym", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
-def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> None:
-    assert result.returncode == 1, (result.returncode, result.stdout, result.stderr)
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr  # no traceback, no repeated hint
-    assert lines[0].startswith("Error: "), lines[0]
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
 
 
 @pytest.mark.parametrize(

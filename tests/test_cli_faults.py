@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from lifelong_gym.envs.db.tasks import load_db_tasks
 from lifelong_gym.orders import task_order
 from lifelong_gym.run.folder import METRICS_FILE, read_sessions
 from lifelong_gym.run.run_record import load_run
+from tests.command_line import run_cli
 
 from .conftest import ROOT
 
@@ -28,14 +28,9 @@ STREAM = task_order(load_db_tasks(None))  # the shipped DB set's, which the runs
 
 
 def lifelong_gym(*args: str) -> subprocess.CompletedProcess:
-    """The real command, in a process of its own."""
-    return subprocess.run(
-        [sys.executable, "-m", "lifelong_gym", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,  # where `tests.fault_points` is found
-    )
+    """The real command, in a process of its own, from the root (where `tests.fault_points`
+    is found)."""
+    return run_cli(*args, timeout=600, cwd=ROOT)
 
 
 @pytest.fixture

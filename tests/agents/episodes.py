@@ -19,6 +19,12 @@ def run_task(env: gym.Env, agent: Agent, task_index: int) -> tuple[float, dict[s
             return reward, info
 
 
+def play_stream(env: gym.Env, agent: Agent, count: int | None = None) -> list[dict[str, Any]]:
+    """The stream's tasks in order (the first `count` of them), one episode each; each
+    task's last info. `env` may be wrapped: its wrappers see every reset and step."""
+    return [run_task(env, agent, index)[1] for index in env.unwrapped.tasks.order[:count]]
+
+
 def run_batch(envs: list[gym.Env], agent: Agent, task_indices: list[int]) -> list[dict[str, Any]]:
     """One episode per environment, the agent answering all running sessions as one batch."""
     for env, index in zip(envs, task_indices, strict=True):

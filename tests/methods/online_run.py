@@ -1,4 +1,5 @@
-"""A stream of DB tasks with `online_training`, for the kill-and-resume test.
+"""A stream of DB tasks with `online_training`, for the kill-and-resume test; and what
+the online training tests share (the agent, the tiny model, a solved task, the adapters).
 
 `python -m tests.methods.online_run MODEL OUTPUT TASKS [KILL]` runs TASKS tasks with the
 tiny transformers model at MODEL (the oracle's replies, so tasks are solved and learned
@@ -13,10 +14,13 @@ import signal
 import sys
 
 import gymnasium as gym
+import torch
 
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.agents import ModelPool, OracleAgent
+from lifelong_gym.methods.online_training import conversation
 from lifelong_gym.run import Callback, Runner, make_callback
+from tests.agents.episodes import run_task
 
 SPEC = "online_training:every=2,steps=2,batch=2,lr=0.01"
 
@@ -33,6 +37,17 @@ def tiny_model(folder) -> object:
     """A fresh copy of the tiny model (the method puts adapters on the one it is given)."""
     config = {"name": "tiny", "backend": "hf", "path": str(folder), "max_new_tokens": 4}
     return ModelPool([config]).get("tiny")
+
+
+def solved_conversation(env, index: int) -> list[dict]:
+    """Task `index` played by the oracle, as the chat messages it would be trained on."""
+    run_task(env, OracleAgent(env.unwrapped.tasks), index)
+    return conversation(env.unwrapped.session)
+
+
+def adapters(learner) -> dict[str, torch.Tensor]:
+    """The learner's LoRA adapter weights, by name."""
+    return {k: v for k, v in learner.tensors().items() if k.startswith("adapter/")}
 
 
 class KillAfter(Callback):

@@ -19,14 +19,14 @@ import torch
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.errors import CallbackSpecError
-from lifelong_gym.methods.online_training import conversation
 from lifelong_gym.run import Callback, Runner, make_callback
 from lifelong_gym.run.folder import SESSIONS_FILE, STATE_FILE
 from lifelong_gym.run.online_training import FOLDER
 from lifelong_gym.run.probes import Probes
-from tests.test_cli_errors import assert_one_line_error, run_cli
+from tests.agents.episodes import play_stream
+from tests.command_line import assert_one_line_error, run_cli
 
-from .online_run import SPEC, ModelOracle, tiny_model
+from .online_run import SPEC, ModelOracle, adapters, solved_conversation, tiny_model
 
 pytest.importorskip("peft", reason="online training needs peft: pip install 'lifelong-gym[train]'")
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,34 +38,6 @@ def env():
     env = gym.make("LifelongDB-v0")
     yield env
     env.close()
-
-
-def solved_conversation(env, index: int) -> list[dict]:
-    """Task `index` played by the oracle, as the chat messages it would be trained on."""
-    oracle = OracleAgent(env.unwrapped.tasks)
-    env.reset(options={"task_index": index})
-    session = env.unwrapped.session
-    while not env.step(oracle.act(session))[2]:
-        pass
-    return conversation(session)
-
-
-def play(wrapped: gym.Env, tasks: int) -> list[dict]:
-    """The oracle's replies to the first `tasks` tasks through `wrapped`; each task's last info."""
-    env = wrapped.unwrapped
-    oracle, infos = OracleAgent(env.tasks), []
-    for index in env.tasks.order[:tasks]:
-        wrapped.reset(options={"task_index": index})
-        while True:
-            *_, terminated, truncated, info = wrapped.step(oracle.act(env.session))
-            if terminated or truncated:
-                infos.append(info)
-                break
-    return infos
-
-
-def adapters(learner) -> dict[str, torch.Tensor]:
-    return {k: v for k, v in learner.tensors().items() if k.startswith("adapter/")}
 
 
 def test_an_update_changes_the_weights_and_the_next_tasks_logprobs(env, tiny_model_dir, tmp_path):
@@ -209,7 +181,7 @@ def test_the_wrapper_updates_the_weights_in_a_plain_loop(env, tiny_model_dir):
     learner = LoraLearner(model, lr=0.01)
     wrapped = OnlineTraining(env, learner, every=2, steps=1, batch=2)
     weights = adapters(learner)
-    infos = play(wrapped, 2)
+    infos = play_stream(wrapped, OracleAgent(env.unwrapped.tasks), 2)
     assert "online_training" not in infos[0]
     assert infos[1]["online_training"]["update"] == 1
     assert infos[1]["online_training"]["examples"] == 2

@@ -15,16 +15,17 @@ import pytest
 import torch
 
 import lifelong_gym  # noqa: F401 - registers the ids
+from lifelong_gym.agents import OracleAgent
 from lifelong_gym.envs.db.actions import answer_reply
 from lifelong_gym.methods.online_training import OnlineTrainingMethod, candidate, kept_groups
 from lifelong_gym.run import Runner, make_callback
 from lifelong_gym.run.folder import STATE_FILE
 from lifelong_gym.run.online_training import FOLDER
 from lifelong_gym.session import EvaluationOutcome, ReplyGroup, Role, Session, SessionStatus
-from tests.test_cli_errors import run_cli
+from tests.agents.episodes import play_stream
+from tests.command_line import run_cli
 
-from .online_run import ModelOracle, tiny_model
-from .test_online_training import adapters, play, solved_conversation
+from .online_run import ModelOracle, adapters, solved_conversation, tiny_model
 
 pytest.importorskip("peft", reason="online training needs peft: pip install 'lifelong-gym[train]'")
 VOTE = "group_self_consistency:groups=1,per_group=1"
@@ -170,7 +171,7 @@ def test_the_wrapper_runs_grpo_over_the_groups_it_wraps(env, tiny_model_dir):
     voting = GroupSelfConsistency(env, model, groups=1, per_group=1)
     wrapped = OnlineTraining(voting, learner, every=2, steps=1, mode="grpo")
     weights = adapters(learner)
-    infos = play(wrapped, 2)
+    infos = play_stream(wrapped, OracleAgent(env.unwrapped.tasks), 2)
     assert "online_training" not in infos[0]
     record = infos[1]["online_training"]
     assert record["update"] == 1 and record["groups"] >= 1 and record["steps"] == 1

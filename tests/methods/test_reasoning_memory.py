@@ -32,7 +32,7 @@ from lifelong_gym.methods.reasoning_memory import HEADING
 from lifelong_gym.run import Runner, make_callback
 from lifelong_gym.session import ChatMessage, EvaluationOutcome, Role, Session, SessionStatus
 from lifelong_gym.wrappers import ReasoningMemory
-from tests.test_cli_errors import assert_one_line_error, run_cli
+from tests.command_line import assert_one_line_error, run_cli
 
 WRONG = answer_reply("I do not know")
 STRATEGY = (

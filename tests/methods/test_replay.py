@@ -15,6 +15,7 @@ from lifelong_gym.methods.experience import ExperienceMemory, split_instructions
 from lifelong_gym.run import ExperienceReplayCallback, RelevantReplayCallback, Runner
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
 from lifelong_gym.wrappers import ExperienceReplay
+from tests.agents.episodes import play_stream
 
 from .skill_recall import SkillRecallAgent, labelled_task_file, predict, seeds_of
 
@@ -26,15 +27,7 @@ RUNS = ["alpha"] * 6 + ["beta"] * 6 + ["gamma"] * 6
 
 def plain_loop(env, agent) -> int:
     """Solve every task of the stream once in order; return how many were correct."""
-    correct = 0
-    for index in env.unwrapped.tasks.order:
-        env.reset(options={"task_index": index})
-        while True:
-            *_, terminated, truncated, info = env.step(agent.act(env.unwrapped.session))
-            if terminated or truncated:
-                correct += info["outcome"] == "correct"
-                break
-    return correct
+    return sum(info["outcome"] == "correct" for info in play_stream(env, agent))
 
 
 @pytest.mark.parametrize("order", [INTERLEAVED, RUNS], ids=["interleaved", "runs"])

@@ -16,6 +16,7 @@ from lifelong_gym.methods.experience import HEADING
 from lifelong_gym.methods.self_consistency import TIE_QUESTION
 from lifelong_gym.run import GroupSelfConsistencyCallback, Runner
 from lifelong_gym.wrappers import GroupSelfConsistency
+from tests.agents.episodes import play_stream
 
 from .skill_recall import labelled_task_file
 
@@ -42,18 +43,6 @@ class RuleModel(LanguageModel):
 class FailingModel(LanguageModel):
     def generate(self, batch):
         raise AgentError("the server went away")
-
-
-def _loop(env, agent) -> list[dict]:
-    infos = []
-    for index in env.unwrapped.tasks.order:
-        env.reset(options={"task_index": index})
-        while True:
-            *_, terminated, truncated, info = env.step(agent.act(env.unwrapped.session))
-            if terminated or truncated:
-                infos.append(info)
-                break
-    return infos
 
 
 class FirstSolvedThenWrong(OracleAgent):
@@ -84,7 +73,7 @@ def _oracle_vote(env):
 def test_majority_of_groups_overrules_the_agent(env):
     model = RuleModel(_oracle_vote(env))
     wrapped = GroupSelfConsistency(env, model, groups=2, per_group=1)
-    infos = _loop(wrapped, FirstSolvedThenWrong(env.unwrapped.tasks))
+    infos = play_stream(wrapped, FirstSolvedThenWrong(env.unwrapped.tasks))
     assert all(info["outcome"] == "correct" for info in infos)
     votes = [r for info in infos for r in info["self_consistency"] if "candidates" in r]
     assert len(votes) > len(infos) and all(r["chosen_by"] == "majority" for r in votes)
@@ -103,7 +92,7 @@ def test_majority_of_groups_overrules_the_agent(env):
 def test_a_tie_is_put_to_the_model_and_its_answer_read(env, tie, chosen_by, outcome):
     model = RuleModel(_oracle_vote(env), tie=tie)
     wrapped = GroupSelfConsistency(env, model, groups=1, per_group=1)
-    infos = _loop(wrapped, FirstSolvedThenWrong(env.unwrapped.tasks))
+    infos = play_stream(wrapped, FirstSolvedThenWrong(env.unwrapped.tasks))
     later = infos[2:]
     assert all(info["outcome"] == outcome for info in later)
     first_votes = [info["self_consistency"][0] for info in later]
@@ -114,7 +103,7 @@ def test_a_tie_is_put_to_the_model_and_its_answer_read(env, tie, chosen_by, outc
 
 def test_a_failing_model_leaves_the_agents_reply(env):
     wrapped = GroupSelfConsistency(env, FailingModel(), groups=2, per_group=2)
-    infos = _loop(wrapped, FirstSolvedThenWrong(env.unwrapped.tasks))
+    infos = play_stream(wrapped, FirstSolvedThenWrong(env.unwrapped.tasks))
     assert [i["outcome"] for i in infos] == ["correct"] * 2 + ["incorrect"] * (len(ORDER) - 2)
     assert "vote failed: the server went away" in infos[-1]["self_consistency"][0]["reason"]
 
@@ -125,7 +114,7 @@ def test_no_valid_candidate_keeps_the_agents_reply(env):
             return super().act(session) if session.task_index < 2 else "gibberish"
 
     wrapped = GroupSelfConsistency(env, RuleModel(lambda _: "blah"), groups=2, per_group=1)
-    infos = _loop(wrapped, GibberishLater(env.unwrapped.tasks))
+    infos = play_stream(wrapped, GibberishLater(env.unwrapped.tasks))
     assert [i["status"] for i in infos[2:]] == ["agent_validation_failed"] * (len(ORDER) - 2)
     assert infos[-1]["self_consistency"][0]["reason"] == "no candidate was valid"
 
@@ -150,7 +139,7 @@ def test_a_budget_trims_groups_and_may_leave_no_vote(env):
     wrapped = GroupSelfConsistency(env, model, groups=2, per_group=1)
     wrapped.method.memory.token_budget = 10  # far below any prompt
     wrapped.method.memory.count_tokens = lambda text: len(text.split())
-    infos = _loop(wrapped, FirstSolvedThenWrong(env.unwrapped.tasks))
+    infos = play_stream(wrapped, FirstSolvedThenWrong(env.unwrapped.tasks))
     assert infos[-1]["self_consistency"][0]["reason"] == "no experience fits the budget"
     assert model.calls == 0
 

@@ -14,6 +14,7 @@ from lifelong_gym.cli import main
 from lifelong_gym.run.config import read_config_file
 from lifelong_gym.run.gain import paired_bootstrap
 from lifelong_gym.run.grid import load_grid
+from tests.command_line import invoke_run
 
 PAPER_GRID = Path(__file__).resolve().parents[2] / "examples/configs/paper_grid.yaml"
 
@@ -36,9 +37,7 @@ def write_grid(tmp_path: Path, grid: dict | None = None) -> Path:
 
 
 def run(config: Path, *flags: str):
-    return CliRunner().invoke(
-        main, ["run", "--no-progress", "--config", str(config), *flags], catch_exceptions=False
-    )
+    return invoke_run("--config", str(config), *flags)
 
 
 def sessions(folder: Path) -> dict[str, bytes]:

@@ -24,6 +24,7 @@ from lifelong_gym.run.folder import PROBES_FILE, SESSIONS_FILE
 from lifelong_gym.run.probe_measures import probe_measures
 from lifelong_gym.run.probes import load_probes
 from lifelong_gym.run.report import report_run
+from tests.command_line import invoke_run
 from tests.crash_support import kill_until_done
 
 from .browser import OpenPage, file_url
@@ -200,17 +201,13 @@ def test_a_run_without_probes_shows_none(tmp_path, task_files):
     assert "probe-matrix" not in (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
 
 
-def run_cli(*args: str):
-    return CliRunner().invoke(main, ["run", "--no-progress", *args], catch_exceptions=False)
-
-
 def test_the_cli_probes_the_oracle_and_its_stateless_twin(tmp_path, task_files):
     stream, probes = task_files
     out = tmp_path / "run"
     flags = ["--tasks", str(stream), "--max-tasks", "8", "--output", str(out)]
     flags += ["--callback", "experience_replay:n=2"]
     probing = ["--probes", str(probes), "--probe-every", "4"]
-    result = run_cli(*flags, *probing, "--stateless-baseline")
+    result = invoke_run(*flags, *probing, "--stateless-baseline")
     assert result.exit_code == 0, result.output
     for folder in (out, out / "stateless"):
         records = load_probes(folder)
@@ -218,7 +215,7 @@ def test_the_cli_probes_the_oracle_and_its_stateless_twin(tmp_path, task_files):
         assert {r.reward for r in records} == {1.0}  # the oracle plays the probe set's answers
     assert json.loads((out / "config.json").read_text())["probes"]["count"] == 12
     # another probe schedule is another run: refused, in one line
-    result = run_cli(*flags, "--probes", str(probes), "--probe-every", "2")
+    result = invoke_run(*flags, "--probes", str(probes), "--probe-every", "2")
     assert result.exit_code == 1 and "probes.every: 4 -> 2" in result.output
 
 
@@ -234,7 +231,7 @@ def test_the_cli_probes_the_oracle_and_its_stateless_twin(tmp_path, task_files):
 def test_bad_probe_settings_are_one_line(tmp_path, task_files, args, message):
     stream, probes = task_files
     args = [a.format(probes=probes) for a in args]
-    result = run_cli("--tasks", str(stream), "--output", str(tmp_path / "run"), *args)
+    result = invoke_run("--tasks", str(stream), "--output", str(tmp_path / "run"), *args)
     assert result.exit_code == 1 and message in result.output
     assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
 

@@ -1,0 +1,87 @@
+"""One run as `lifelong-gym run` plays it: the stream and its stateless twin, the report
+printed, and Ctrl-C or SIGTERM ending the command with a line that says how to resume.
+
+The command line (`lifelong_gym/cli.py`) parses the flags and the config; `grid_cli.py`
+plays each cell of a grid with `run_resumable` too.
+"""
+
+from __future__ import annotations
+
+import click
+
+from lifelong_gym.errors import RunAbortedError
+from lifelong_gym.run.config import RunConfig, build_runner
+from lifelong_gym.run.cost_summary import format_cost
+from lifelong_gym.run.gain import format_gain, paired_gain
+from lifelong_gym.run.report import format_report
+from lifelong_gym.run.run_record import load_run
+from lifelong_gym.run.runner import Runner
+from lifelong_gym.run.sigterm import EXIT_CODE as SIGTERM_EXIT_CODE
+from lifelong_gym.run.sigterm import StopRequest
+
+
+def run_resumable(config: RunConfig, stop: StopRequest) -> None:
+    """One run (and its twin); Ctrl-C or SIGTERM ends the command, saying how to resume."""
+    try:
+        run_with_twin(config, stop)
+    except KeyboardInterrupt:
+        click.echo("\ninterrupted; run the same command again to resume", err=True)
+        raise SystemExit(130) from None
+    if stop.requested:
+        click.echo(
+            "stopped on SIGTERM after the tasks in flight; run the same command again to resume",
+            err=True,
+        )
+        raise SystemExit(SIGTERM_EXIT_CODE)
+
+
+def run_with_twin(config: RunConfig, stop: StopRequest) -> None:
+    """Run one run and, with `stateless_baseline`, its stateless twin, then the gain."""
+    runner = build_runner(config)
+    try:
+        stop.watch(runner)
+        play(runner, config.progress)
+        click.echo(f"results in {config.output}")
+        if not config.stateless_baseline or stop.requested:
+            return
+        twin = config.stateless_twin()
+        if config.progress:
+            click.echo(f"the stateless twin: the same stream, no callbacks, in {twin.output}")
+        twin_runner = build_runner(twin, agent=runner.agent)
+        try:
+            stop.watch(twin_runner)
+            play(twin_runner, config.progress)
+        finally:
+            close_envs(twin_runner)
+        click.echo(f"results in {twin.output}")
+        if stop.requested:
+            return
+        click.echo(format_gain(paired_gain(load_run(config.output), load_run(twin.output))))
+    finally:
+        close_envs(runner)
+
+
+def play(runner: Runner, progress: bool) -> None:
+    """Run the stream and, with `progress`, print its report: at the end, or where a run of
+    failures stopped it."""
+    try:
+        runner.run()
+    except RunAbortedError:
+        if progress:
+            print_report(runner)
+        raise
+    if progress:
+        print_report(runner)
+
+
+def print_report(runner: Runner) -> None:
+    """The metrics and the cost of the sessions a run has finished."""
+    click.echo(format_report(runner.metrics()))
+    click.echo(format_cost(runner.cost()))
+
+
+def close_envs(runner: Runner) -> None:
+    """Close the environments a run was built with: the stream's and the probe set's."""
+    runner.env.close()
+    if runner.probes is not None:
+        runner.probes.close()
