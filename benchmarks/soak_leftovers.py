@@ -179,7 +179,7 @@ def _port(host: str) -> int | None:
 def docker_leftovers() -> list[str]:
     """The containers on the Docker engine labelled with this process's pid."""
     from lifelong_gym.docker_engine import docker_client
-    from lifelong_gym.envs.os.sandbox import LABEL_PID
+    from lifelong_gym.envs.os.docker_sandbox import LABEL_PID
 
     client = docker_client()
     try:

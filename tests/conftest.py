@@ -46,7 +46,7 @@ def mysql_url() -> str:
 def docker_engine():
     """A reachable Docker engine (a client of it), or a skip saying why there is none."""
     pytest.importorskip("docker")
-    from lifelong_gym.envs.os.sandbox import docker_client
+    from lifelong_gym.docker_engine import docker_client
     from lifelong_gym.errors import SandboxError
 
     try:

@@ -25,7 +25,7 @@ from lifelong_gym.distributed import RayVectorEnv  # noqa: E402
 from lifelong_gym.envs.db.actions import operation_reply  # noqa: E402
 from lifelong_gym.envs.db.backends.mysql import PREFIX, parse_url  # noqa: E402
 from lifelong_gym.envs.db.tasks import load_db_tasks  # noqa: E402
-from lifelong_gym.envs.os.sandbox import LABEL, LABEL_PID  # noqa: E402
+from lifelong_gym.envs.os.docker_sandbox import LABEL, LABEL_PID  # noqa: E402
 from lifelong_gym.envs.os.tasks import load_os_tasks  # noqa: E402
 from lifelong_gym.errors import BackendError  # noqa: E402
 from lifelong_gym.processes import process_alive  # noqa: E402

@@ -47,8 +47,9 @@ def test_kg_report_lists_variables_and_executed_actions(browser, tmp_path):
 
 
 def test_os_report_shows_the_reference_script(browser, tmp_path):
+    from lifelong_gym.docker_engine import docker_client
     from lifelong_gym.envs.os.image import DEFAULT_IMAGE
-    from lifelong_gym.envs.os.sandbox import SandboxError, docker_client
+    from lifelong_gym.errors import SandboxError
 
     try:
         docker_client().images.get(DEFAULT_IMAGE)

@@ -20,11 +20,12 @@ from lifelong_gym.envs.os.actions import (
     from_tool_call,
     parse_action,
 )
+from lifelong_gym.envs.os.docker_sandbox import ContainerPool
 from lifelong_gym.envs.os.harbor_tasks import load_harbor_tasks
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 from lifelong_gym.envs.os.judge import judge, prepare
 from lifelong_gym.envs.os.prompt import opening_prompt
-from lifelong_gym.envs.os.sandbox import ContainerPool, Limits, Sandbox, SandboxPool
+from lifelong_gym.envs.os.sandbox import Limits, Sandbox, SandboxPool
 from lifelong_gym.envs.os.shell import CommandResult, Mode
 from lifelong_gym.envs.os.tasks import OSTask, load_os_tasks
 from lifelong_gym.errors import EnvArgumentError

@@ -15,9 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 import click
 
 from lifelong_gym.envs.os import templates_text, templates_users  # noqa: F401 (registers)
+from lifelong_gym.envs.os.docker_sandbox import ContainerPool
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 from lifelong_gym.envs.os.judge import judge, prepare
-from lifelong_gym.envs.os.sandbox import ContainerPool
 from lifelong_gym.envs.os.shell import Mode
 from lifelong_gym.envs.os.tasks import SKILLS, OSTask, ScriptItem
 from lifelong_gym.envs.os.templates import TEMPLATES

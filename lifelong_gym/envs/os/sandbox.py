@@ -1,9 +1,9 @@
-"""Containers for the OS tasks: a warm pool of limited, labelled, disposable sandboxes.
+"""Sandboxes for the OS tasks: a warm pool of limited, disposable containers, each with the
+agent's shell and the judge's.
 
-Every container carries the labels of its run (run id, owner pid and host), so that
-`close()`, the exit handler, or the next start after a crash can find and remove it.
-Containers are created ahead of need by a background thread, several at once, because
-the engine takes a few hundred milliseconds per container while a reset should not wait.
+Containers are created ahead of need by background threads, several at once, because a
+container takes a few hundred milliseconds to start while a reset should not wait. The
+kinds of container: Docker's (docker_sandbox.py) and an OCI runtime's (oci.py).
 """
 
 from __future__ import annotations
@@ -11,9 +11,7 @@ from __future__ import annotations
 import atexit
 import logging
 import math
-import os
 import queue
-import socket
 import threading
 import time
 import uuid
@@ -23,7 +21,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from lifelong_gym.docker_engine import docker_client, wait_for_engine
 from lifelong_gym.envs.os.reaper import FUNCTIONS, kill_command, parse_pids
 from lifelong_gym.envs.os.shell import (
     AGENT_SHELL_ARGV,
@@ -32,18 +29,14 @@ from lifelong_gym.envs.os.shell import (
     WITHOUT_JUDGE_CAPABILITY,
     Channel,
     CommandResult,
-    DockerChannel,
     Mode,
     ShellSession,
 )
 from lifelong_gym.envs.os.toolset import (
     TOOLSET_ROOT,
     TRUSTED_BASH,
-    agent_programs,
-    ensure_toolset,
 )
 from lifelong_gym.errors import EnvArgumentError, SandboxError
-from lifelong_gym.processes import process_alive
 
 logger = logging.getLogger(__name__)
 
@@ -56,14 +49,6 @@ CROWDED_SHARE = 0.5
 GROWTH_WATCH = 1.0
 GROWTH_PAUSE = 0.05
 JUDGE_EXIT_WAIT = 2.0  # seconds a released judge's shell is given to leave /proc
-
-LABEL = "org.lifelong-gym.os"  # value: the run id
-LABEL_PID = "org.lifelong-gym.os.pid"
-LABEL_HOST = "org.lifelong-gym.os.host"
-BUILD_HINT = (
-    "build it with `lifelong-gym build-image os --name {image}` (offline, needs "
-    "debootstrap) or `docker build -t {image} docker/os`"
-)
 
 # PID 1, from the toolset: ignores signals (so `kill -9 -1` inside cannot stop the container)
 # and reaps orphans; a restart runs it again even if the agent replaced the container's bash
@@ -111,31 +96,6 @@ class Container(Protocol):
 
     def remove(self) -> None:
         """Remove the container and everything it holds (its processes, its files)."""
-
-
-class DockerContainer:
-    """A container of the Docker engine."""
-
-    def __init__(self, client: Any, container: Any):
-        self.client = client
-        self.docker = container
-        self.id: str = container.id
-
-    def exec(self, argv: list[str], environment: dict[str, str] | None) -> Channel:
-        return DockerChannel(self.client, self.id, argv, environment)
-
-    def restart(self) -> None:
-        self.docker.restart(timeout=0)
-
-    def running(self) -> bool:
-        try:
-            self.docker.reload()
-        except Exception:  # noqa: BLE001 - removed, or the engine is gone
-            return False
-        return self.docker.status == "running"
-
-    def remove(self) -> None:
-        self.docker.remove(force=True)
 
 
 @dataclass
@@ -497,128 +457,3 @@ class SandboxPool:
                 item.remove()
         self._remove_all()
         _LIVE_POOLS.discard(self)
-
-
-class ContainerPool(SandboxPool):
-    """The Docker sandbox: containers of the engine, labelled with their run."""
-
-    def __init__(
-        self,
-        image: str,
-        *,
-        size: int = 2,
-        limits: Limits | None = None,
-        client: Any = None,
-    ):
-        super().__init__(size=size, limits=limits)
-        self.image = image
-        self._owns_client = client is None
-        self.client = client or docker_client()
-        self._storage_ok = True
-        self._check_image()
-        remove_leftovers(self.client)
-        self.toolset = ensure_toolset(self.client, image, self._labels())
-        self.agent_mounts: dict[str, dict[str, str]] = {}
-        if self.limits.restrict_commands:  # the toolset's copies over the image's programs
-            source = self.client.volumes.get(self.toolset).attrs["Mountpoint"]
-            self.agent_mounts = {
-                source + path: {"bind": path, "mode": "ro"}
-                for path in agent_programs(self.client, image, self.toolset)
-            }
-        self._start_making()
-
-    def wait_until_ready(self) -> None:
-        wait_for_engine(self.client)
-
-    def _check_image(self) -> None:
-        try:
-            self.client.images.get(self.image)
-        except Exception:
-            raise SandboxError(
-                f"the image {self.image!r} is not in the Docker engine; "
-                + BUILD_HINT.format(image=self.image)
-            ) from None
-
-    def create(self) -> Sandbox:
-        from docker.types import Ulimit
-
-        limits = self.limits
-        options: dict[str, Any] = {
-            "command": KEEPER_ARGV,
-            # PID 1 ignores SIGTERM (KEEPER): a stop (`docker stop`, the engine's shutdown
-            # or restart) would wait its 10 s for nothing before killing it
-            "stop_signal": "SIGKILL",
-            "detach": True,
-            "labels": self._labels(),
-            "volumes": {self.toolset: {"bind": TOOLSET_ROOT, "mode": "ro"}, **self.agent_mounts},
-            "mem_limit": limits.memory,
-            "memswap_limit": limits.memory,
-            "pids_limit": limits.pids,
-            "nano_cpus": int(limits.cpus * 1e9),
-            "ulimits": [Ulimit(name="fsize", soft=limits.file_size, hard=limits.file_size)],
-            "hostname": "lifelong-os",
-            "extra_hosts": {"lifelong-os": "127.0.0.1"},
-        }
-        if not limits.network:
-            options["network_mode"] = "none"
-        if limits.storage and self._storage_ok:
-            try:
-                container = self.client.containers.run(
-                    self.image, storage_opt={"size": limits.storage}, **options
-                )
-            except Exception as error:
-                if "storage" not in str(error).lower() and "quota" not in str(error).lower():
-                    raise
-                self._storage_ok = False  # this driver has no quota: the timeout bounds disk use
-                container = self.client.containers.run(self.image, **options)
-        else:
-            container = self.client.containers.run(self.image, **options)
-        return start_shells(DockerContainer(self.client, container), limits)
-
-    def close(self) -> None:
-        """As `SandboxPool.close`, then the client's connections to the engine, if it is ours."""
-        super().close()
-        if self._owns_client:
-            self.client.close()
-
-    def _labels(self) -> dict[str, str]:
-        return {LABEL: self.run_id, LABEL_PID: str(os.getpid()), LABEL_HOST: socket.gethostname()}
-
-    def _remove_all(self) -> None:
-        remove_containers(self.client, {"label": f"{LABEL}={self.run_id}"})
-        remove_leftovers(self.client)  # and those of runs killed meanwhile (a lost Ray actor)
-
-
-def remove_containers(client: Any, filters: dict[str, Any]) -> int:
-    """Force-remove the containers matching `filters`, in parallel; return how many."""
-    return _remove(client, [c["Id"] for c in client.api.containers(all=True, filters=filters)])
-
-
-def remove_leftovers(client: Any) -> int:
-    """Remove the containers of crashed runs on this host (their owner process is gone)."""
-    host = socket.gethostname()
-    stale = []
-    for container in client.api.containers(all=True, filters={"label": LABEL}):
-        labels = container.get("Labels") or {}
-        pid = int(labels.get(LABEL_PID, "0") or 0)
-        if labels.get(LABEL_HOST) == host and pid != os.getpid() and not process_alive(pid):
-            stale.append(container["Id"])
-    if stale:
-        logger.info("removing %d containers left by crashed runs", len(stale))
-    return _remove(client, stale)
-
-
-def _remove(client: Any, ids: list[str]) -> int:
-    def remove(container_id: str) -> None:
-        try:
-            client.api.remove_container(container_id, force=True)
-        except Exception as error:  # already gone
-            logger.debug("removing %s: %s", container_id[:12], error)
-
-    try:
-        with ThreadPoolExecutor(4) as executor:
-            list(executor.map(remove, ids))
-    except RuntimeError:  # at interpreter exit no new thread may start: one by one
-        for container_id in ids:
-            remove(container_id)
-    return len(ids)
