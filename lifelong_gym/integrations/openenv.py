@@ -310,6 +310,7 @@ def serve(
     if workers < 1:
         raise ConfigError(f"workers={workers}: pass 1 or more worker processes")
     make_env(env_id, env_kwargs or {}).close()  # a bad id or argument fails here, once
+    # create_app's arguments, in this process or (as JSON) in each worker's
     spec = {
         "env_id": env_id,
         "env_kwargs": dict(env_kwargs or {}),
@@ -328,8 +329,7 @@ def serve(
     settings = {"log_level": log_level, "ws_max_size": MAX_MESSAGE_BYTES}
     print(f"serving {env_id} on ws://{host}:{port}/ws (Ctrl-C stops)", file=sys.stderr)
     if workers == 1:
-        app = create_app(env_id, env_kwargs, max_sessions=max_sessions, session_wait=session_wait)
-        uvicorn.Server(uvicorn.Config(app, **settings)).run(sockets=[listener])
+        uvicorn.Server(uvicorn.Config(create_app(**spec), **settings)).run(sockets=[listener])
         return
     app_path = f"{__name__}:app_of_worker"
     config = uvicorn.Config(app_path, factory=True, workers=workers, **settings)
@@ -338,13 +338,7 @@ def serve(
 
 def app_of_worker() -> FastAPI:
     """The app of one worker process of `serve(workers=N)`, from WORKER_SPEC."""
-    spec = json.loads(os.environ[WORKER_SPEC])
-    return create_app(
-        spec["env_id"],
-        spec["env_kwargs"],
-        max_sessions=spec["max_sessions"],
-        session_wait=spec["session_wait"],
-    )
+    return create_app(**json.loads(os.environ[WORKER_SPEC]))
 
 
 class LifelongEnvClient(EnvClient[LifelongAction, LifelongObservation, LifelongState]):
