@@ -46,7 +46,8 @@ class TransformersPolicy:
     `max_new_tokens` and stop at an EOS or end-of-turn token. Generated tokens are kept as
     generated; observations are added as the chat template's tokens (see `ChatTurns`).
     With `reuse_cache` (default) the key/value states of each batch's sequences are kept
-    until the next call, so a session's next turn reads only its new tokens (`KVStore`).
+    until the next call, so a session's next turn reads only its new tokens (`KVStore`),
+    unless the weights changed in between (`kv_cache.weights_version`).
     """
 
     def __init__(
@@ -135,7 +136,8 @@ class TransformersPolicy:
             return []
         lengths = [len(p) - 1 for p in prompts]
         limits = [min(self.max_new_tokens, self.context_window - len(p)) for p in prompts]
-        cache = kv_cache.assemble(self._read(prompts), lengths, room=max(0, *limits))
+        weights = kv_cache.weights_version(self.model)
+        cache = kv_cache.assemble(self._read(prompts, weights), lengths, room=max(0, *limits))
         width = max(lengths)
         mask = torch.zeros((len(prompts), width + 1), dtype=torch.long)
         for row, length in enumerate(lengths):
@@ -189,17 +191,20 @@ class TransformersPolicy:
             mask = torch.cat([mask, torch.ones_like(ids)], dim=1)
             positions = positions + 1
         if self.reuse_cache:
-            self.kv.keep(kept)
+            self.kv.keep(kept, weights)
         return replies
 
-    def _read(self, prompts: Sequence[Sequence[int]]) -> list[kv_cache.Cached | None]:
+    def _read(
+        self, prompts: Sequence[Sequence[int]], weights: tuple[int, int, int]
+    ) -> list[kv_cache.Cached | None]:
         """Each prompt's states but for its last token, from the longest prefix already read:
         one kept from the last call (`KVStore.match`) or one read earlier in this call (the
         instructions that every DB prompt starts with; a GRPO group's whole prompt), so a
         token that several prompts share is read once. The rest is read row by row (a long
-        tail is a matrix product already; padding would only add)."""
+        tail is a matrix product already; padding would only add). States kept from the last
+        call count only if the same `weights` computed them."""
         read = kv_cache.KVStore()
-        read.keep(list(self.kv.entries))
+        read.keep(list(self.kv.valid_for(weights)))
         found: list[kv_cache.Cached | None] = []
         for prompt in prompts:
             source, length = read.match(np.asarray(prompt, dtype=np.int64))

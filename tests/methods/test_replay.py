@@ -142,6 +142,25 @@ def test_budget_drops_experiences_exactly_when_the_next_would_overflow():
     assert replayed == [2, 1][: len(replayed)]  # the most recent are kept
 
 
+@pytest.mark.parametrize("strategy", ["recent", "relevant"])
+def test_a_larger_n_changes_no_prompt_where_the_budget_holds_fewer(strategy):
+    """replay-32 and replay-64 with budget=auto: at a task where fewer than 32 experiences
+    fit the window, both cells build the same prompt (docs/results.md)."""
+
+    def memory(n):
+        made = ExperienceMemory(n=n, strategy=strategy, token_budget=60, count_tokens=_words)
+        for i in range(8):
+            opening = f"Rules here.\n\nTask: number {i}"
+            made.remember(_solved(i, opening, "word " * 10), opening)
+        return made
+
+    new_task = "Rules here.\n\nTask: number 9"
+    fewer = memory(3).prompt_with_experiences(new_task, ["x"], reserve=5)
+    more = memory(8).prompt_with_experiences(new_task, ["x"], reserve=5)
+    assert 0 < len(fewer[1]) < 3
+    assert more == fewer
+
+
 def test_split_instructions_cuts_at_a_paragraph():
     assert split_instructions("A.\n\nB.\n\nTask: one", "A.\n\nB.\n\nTask: two") == (
         "A.\n\nB.",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from lifelong_gym.errors import ChatTemplateError, ModelConfigError
 from lifelong_gym.training import TransformersPolicy
@@ -99,6 +100,26 @@ def test_a_new_episode_reads_the_instructions_from_another_episodes_cache(tiny_m
     second = policy.tokenizer.encode(" second task", add_special_tokens=False)
     policy.generate([instructions + second])
     assert lengths[0] <= len(second) + 1  # the instructions came from the cache
+
+
+def test_states_read_before_a_weight_update_are_not_reused_after_it(tiny_model_dir):
+    """An optimizer step between two calls (GRPO, online training) makes the kept states
+    stale: the next call reads its prompt again, and samples what the new weights give."""
+    kept = TransformersPolicy(tiny_model_dir, temperature=0.0, max_new_tokens=6)
+    fresh = TransformersPolicy(tiny_model_dir, temperature=0.0, max_new_tokens=6, reuse_cache=False)
+    prompt = kept.prompt_ids("Count the rows of table t.")
+    (first,) = kept.generate([prompt])
+    for policy in (kept, fresh):
+        with torch.no_grad():  # as an optimizer's step changes them: in place
+            for parameter in policy.model.parameters():
+                parameter.mul_(1.5)
+    follow_up = prompt + first.token_ids + kept.tokenizer.encode(" ok", add_special_tokens=False)
+    lengths = read_lengths(kept)
+    (after,) = kept.generate([follow_up])
+    (alone,) = fresh.generate([follow_up])
+    assert lengths[0] == len(follow_up) - 1  # nothing of the old states was taken
+    assert after.token_ids == alone.token_ids
+    assert after.logprobs == pytest.approx(alone.logprobs, abs=1e-4)
 
 
 def test_a_template_that_rewrites_earlier_turns_is_refused_with_the_fix(tiny_model_dir):
