@@ -43,6 +43,13 @@ class HFModelConfig(_ModelConfig):
         None, ge=1, description="the context window; default the model's max_position_embeddings"
     )
     batch_size: int = Field(8, ge=1, description="histories generated together in one forward pass")
+    reuse_cache: bool = Field(
+        True,
+        description="read each prompt from the longest token prefix read before (a session's "
+        "last turn, the instructions and replayed experiences other prompts share) and keep "
+        "the last batch's key/value states until the next call; false: transformers' "
+        "generate, every prompt read whole and padded to the batch's longest",
+    )
     chat_template: str | None = Field(
         None, description="a Jinja chat template replacing the tokenizer's"
     )

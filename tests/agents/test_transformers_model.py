@@ -135,3 +135,33 @@ def test_the_agent_from_its_spec(tiny_model_dir: Path):
     agent = make_agent(f"hf:{tiny_model_dir}", tasks=None)  # type: ignore[arg-type]
     assert isinstance(agent, LanguageModelAgent)
     assert agent.act(session) == agent.model.generate(HISTORIES[:1])[0]  # type: ignore[attr-defined]
+
+
+def test_a_sessions_next_turn_reads_only_its_new_tokens_and_replies_as_generate_does(
+    tiny_model_dir: Path,
+):
+    config = {"backend": "hf", "path": str(tiny_model_dir), "max_new_tokens": 12}
+    pool = ModelPool(
+        [{**config, "name": "cached"}, {**config, "name": "plain", "reuse_cache": False}]
+    )
+    cached, plain = pool.get("cached"), pool.get("plain")
+    assert cached.engine is not None and plain.engine is None
+    reads: list[int] = []
+    cached.model.register_forward_pre_hook(
+        lambda _module, _args, kwargs: reads.append(kwargs["input_ids"].shape[1]), with_kwargs=True
+    )
+    histories = [list(h) for h in HISTORIES]
+    for turn in range(3):
+        reads.clear()
+        replies = cached.generate(histories)
+        assert replies == plain.generate(histories)
+        if turn:  # each history is read from its previous turn on, never whole
+            longest_new = max(
+                cached.count_tokens(h) - cached.count_tokens(h[:-2]) for h in histories
+            )
+            assert max(reads) <= longest_new
+        for history, reply in zip(histories, replies, strict=True):
+            history += [
+                {"role": "assistant", "content": reply},
+                {"role": "user", "content": f"observation {turn}"},
+            ]
