@@ -42,6 +42,9 @@ LAYERS = {
     "cli": 8,
 }
 KIT = {"generation", "splits", "docker_engine", "rootfs_image"}
+#: training's decoding (cached batched generation), which the agents' local models use too:
+#: it sits on the agents' level and imports nothing of training's above it
+DECODING = {"policy", "kv_cache", "chat_tokens", "precision", "sampling"}
 CLI = {"cli", "__main__"}
 #: walls beside the layers: rooms that must not see each other (agents see text, not envs)
 WALLS = {("agents", "envs"), ("agents", "wrappers"), ("wrappers", "agents")}
@@ -55,6 +58,8 @@ def area(module: str) -> str:
     parts = module.split(".")
     if len(parts) == 1:
         return "base"
+    if parts[1] == "training" and len(parts) > 2 and parts[2] in DECODING:
+        return "agents"
     if parts[1] in LAYERS:
         return parts[1]
     return "kit" if parts[1] in KIT else "cli" if parts[1] in CLI else "base"
