@@ -98,7 +98,7 @@ class TransformersModel(LanguageModel):
     @model.setter
     def model(self, model: Any) -> None:
         self._model = model
-        if getattr(self, "engine", None) is not None:
+        if self.engine is not None:
             self.engine.model = model
 
     def _dtype(self, config: HFModelConfig) -> Any:
@@ -208,8 +208,10 @@ class TransformersModel(LanguageModel):
             for messages in chunk
         ]
         self._check_room(max(len(p) for p in prompts))
+        from lifelong_gym.training.policy import stop_tokens_of
+
         engine = self.engine
-        engine.stop_tokens = self._stop_tokens()
+        engine.stop_tokens = stop_tokens_of(self._model, engine.tokens)  # a caller may change them
         replies = engine.generate(prompts)
         texts = [self.tokenizer.decode(r.content_ids, skip_special_tokens=True) for r in replies]
         usages = [Usage(len(p), len(r.token_ids)) for p, r in zip(prompts, replies, strict=True)]
@@ -226,11 +228,6 @@ class TransformersModel(LanguageModel):
                 f"{self.config.name!r} is {self.context_window}"
             )
         return room
-
-    def _stop_tokens(self) -> set[int]:
-        """The generation config's EOS ids (read at each call: a caller may change them) and
-        the chat template's end of turn."""
-        return self.engine.tokens.turn_end_ids() | set(self._eos_ids())
 
     def _eos_ids(self) -> list[int]:
         configured = self._model.generation_config.eos_token_id

@@ -86,7 +86,7 @@ class TransformersPolicy:
         self.system_prompt = system_prompt
         self.tokens = EpisodeTokenizer(self.tokenizer, system_prompt)
         self.turns = self.tokens.turns
-        self.stop_tokens = _stop_tokens(self.model, self.tokens)
+        self.stop_tokens = stop_tokens_of(self.model, self.tokens)
         self.pad_id = _pad_id(self.tokenizer)
         self.context_window: int = getattr(self.model.config, "max_position_embeddings", 1 << 30)
         self.generator = torch.Generator().manual_seed(seed)
@@ -245,7 +245,7 @@ def load_model(
     return model, tokenizer
 
 
-def _stop_tokens(model: Any, tokens: EpisodeTokenizer) -> set[int]:
+def stop_tokens_of(model: Any, tokens: EpisodeTokenizer) -> set[int]:
     """EOS ids of the tokenizer and the generation config, and the template's turn-end token."""
     stops = tokens.turn_end_ids()
     configured = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
