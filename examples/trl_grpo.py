@@ -3,7 +3,9 @@
 TRL's `GRPOTrainer` plays each rollout itself: it renders the tools with the chat
 template, parses the model's tool calls, calls the environment's `execute_sql` /
 `commit_final_answer` and feeds the results back, then scores the rollout with the
-environment's own reward (logged as `rewards/LifelongDB/mean`).
+environment's own reward (logged as `rewards/LifelongDB/mean`). The dataset is the
+environment's task indices in a seeded order; TRL repeats each row for every rollout of a
+group, so a group's `group_size` rollouts play one task, and `--seed` fixes which.
 
     python examples/trl_grpo.py --model /path/to/Qwen2.5-0.5B-Instruct --steps 50
     python examples/trl_grpo.py --tiny --steps 2     # a random tiny model: the mechanics only
@@ -19,7 +21,7 @@ import os
 import tempfile
 from dataclasses import dataclass, fields
 
-from lifelong_gym.integrations.trl import environment_factory
+from lifelong_gym.integrations.trl import environment_factory, task_dataset
 
 
 @dataclass
@@ -32,6 +34,7 @@ class Config:
     group_size: int = 2  # rollouts per task (GRPO's group)
     max_completion_length: int = 256  # tokens over all of a rollout's turns
     learning_rate: float = 1e-6
+    seed: int = 0  # the tasks' order and TRL's sampling
     output: str = ""  # checkpoints and logs; default a temporary folder
 
 
@@ -69,12 +72,15 @@ def main(config: Config) -> None:
         logging_steps=1,
         report_to=[],
         use_cpu=not torch.cuda.is_available(),
+        seed=config.seed,
     )
+    factory = environment_factory("LifelongDB-v0", max_turns=config.max_turns)
     trainer = GRPOTrainer(
         model=model,
         processing_class=tokenizer,
         args=args,
-        environment_factory=environment_factory("LifelongDB-v0", max_turns=config.max_turns),
+        train_dataset=task_dataset(factory, seed=config.seed),  # rows: prompt, task_index
+        environment_factory=factory,
     )
     trainer.train()
     for entry in trainer.state.log_history:

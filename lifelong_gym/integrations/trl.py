@@ -1,25 +1,34 @@
 """TRL: an environment of the suite as `GRPOTrainer(environment_factory=...)` takes it.
 
     from trl import GRPOConfig, GRPOTrainer
-    from lifelong_gym.integrations.trl import environment_factory
+    from lifelong_gym.integrations.trl import environment_factory, task_dataset
 
+    factory = environment_factory("LifelongDB-v0", max_turns=5)
     trainer = GRPOTrainer(
         model=model,
-        args=GRPOConfig(max_steps=100, ...),
-        environment_factory=environment_factory("LifelongDB-v0", max_turns=5),
+        args=GRPOConfig(max_steps=100, num_generations=8, seed=0, ...),
+        train_dataset=task_dataset(factory, seed=0),
+        environment_factory=factory,
     )
 
 TRL makes one instance per rollout and finds the tools among its public methods: here
 they are the environment's own (`execute_sql(sql)` and `commit_final_answer(answer)` on
 the DB environment), each sending the call to `step` as a native tool call and returning
-the observation as the tool result. `reset(**row)` starts a task (the dataset row's
-`task_index` if it has one, else one drawn by the environment) and returns its prompt.
-`get_reward()` is the environment's reward; an episode the model left without ending
-is scored as it stands, with the text format's status for a reply that calls no tool
-(`agent_validation_failed`).
+the observation as the tool result. `reset(**row)` starts the dataset row's task (its
+`task_index` column) and returns its prompt. `get_reward()` is the environment's reward;
+an episode the model left without ending is scored as it stands, with the text format's
+status for a reply that calls no tool (`agent_validation_failed`).
+
+One task per GRPO group: TRL's sampler hands all `num_generations` rollouts of a group
+the same dataset row (with gradient accumulation, `steps_per_generation` and several
+processes too), so a row's `task_index` makes the group play one task, and the seeds of
+`task_dataset` and `GRPOConfig` fix which tasks a run plays. A row without `task_index`
+(no `train_dataset`: TRL's placeholder rows) would let each rollout draw its own task, so
+`reset` refuses it with `RolloutConfigError`.
 
 Several environments in one run (TRL's mapping form, `environment_factory={name: factory}`,
-each dataset row naming its environment in an `environment` column):
+each dataset row naming its environment in an `environment` column and its task in
+`task_index`):
 
     factories = environment_factories({"LifelongDB-v0": {}, "LifelongOS-v0": {"pool_size": 1}})
     trainer = GRPOTrainer(
@@ -44,7 +53,7 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import numpy as np
 
-from lifelong_gym.errors import EnvArgumentError
+from lifelong_gym.errors import EnvArgumentError, RolloutConfigError
 from lifelong_gym.extras import import_extra
 from lifelong_gym.session import Session, SessionStatus
 from lifelong_gym.tool_calls import ToolCall
@@ -68,8 +77,16 @@ class ToolEnvironment:
         self._closer = weakref.finalize(self, self._env.close)
 
     def reset(self, **row: Any) -> str:
-        """Start a task (the row's `task_index`, else one drawn); its prompt for the model."""
+        """Start the dataset row's task (its `task_index`); its prompt for the model."""
+        # TRL hands every generation of a group the same row; without a task_index each
+        # generation would draw its own task and the group's advantages compare strangers
         index = row.get("task_index")
+        if index is None:
+            raise RolloutConfigError(
+                f"{self.env_id}: a TRL dataset row without task_index would let one GRPO group "
+                f"play several tasks; pass GRPOTrainer(train_dataset=task_dataset(...)) "
+                f"(several environments: environment_dataset(...))"
+            )
         observation, _ = self._env.reset(options={"task_index": index})
         return observation
 
@@ -150,6 +167,25 @@ def environment_factories(
     return factories
 
 
+def task_dataset(
+    env: str | type[ToolEnvironment], *, num_tasks: int | None = None, seed: int = 0
+) -> Any:
+    """A `datasets.Dataset` of one environment's tasks, the `train_dataset` TRL groups by.
+
+    One row per task (`prompt`, empty: `reset` writes the task's, and `task_index`), in an
+    order shuffled with `seed`; `num_tasks` draws that many tasks (with `seed`), by default
+    every task is in. `env` is an env id or a class made by `environment_factory` (whose
+    keyword arguments, such as `tasks`, choose the task set).
+    """
+    factory = environment_factory(env) if isinstance(env, str) else env
+    if not (isinstance(factory, type) and issubclass(factory, ToolEnvironment)):
+        raise TypeError(f"task_dataset takes an env id or environment_factory's class, not {env!r}")
+    rng = np.random.default_rng(seed)
+    indices = rng.permutation(_drawn_task_indices(factory, num_tasks, rng, "num_tasks"))
+    rows = [{"prompt": [{"role": "user", "content": ""}], "task_index": int(i)} for i in indices]
+    return _datasets().Dataset.from_list(rows)
+
+
 def environment_dataset(
     factories: Mapping[str, type[ToolEnvironment]],
     *,
@@ -162,22 +198,32 @@ def environment_dataset(
     `task_index`. `tasks_per_environment` draws that many tasks of each environment (with
     `seed`); by default every task is in.
     """
-    datasets = import_extra("datasets", "trl", "lifelong_gym.integrations.trl")
     rng = np.random.default_rng(seed)
     rows: list[dict[str, Any]] = []
     for name, factory in factories.items():
-        instance = factory()
-        try:
-            indices = instance.task_indices
-        finally:
-            instance._close()
-        if tasks_per_environment is not None:
-            if not 1 <= tasks_per_environment <= len(indices):
-                wanted = f"tasks_per_environment={tasks_per_environment}"
-                raise EnvArgumentError(f"{wanted}: {name} has {len(indices)} tasks")
-            indices = sorted(rng.choice(indices, tasks_per_environment, replace=False).tolist())
-        rows += [{"environment": name, "task_index": int(index)} for index in indices]
-    return datasets.Dataset.from_list([rows[i] for i in rng.permutation(len(rows))])
+        indices = _drawn_task_indices(factory, tasks_per_environment, rng, "tasks_per_environment")
+        rows += [{"environment": name, "task_index": index} for index in indices]
+    return _datasets().Dataset.from_list([rows[i] for i in rng.permutation(len(rows))])
+
+
+def _drawn_task_indices(
+    factory: type[ToolEnvironment], count: int | None, rng: np.random.Generator, setting: str
+) -> list[int]:
+    """`count` of the factory's task indices drawn with `rng` (in order), or all of them."""
+    instance = factory()
+    try:
+        indices = instance.task_indices
+    finally:
+        instance._close()
+    if count is None:
+        return indices
+    if not 1 <= count <= len(indices):
+        raise EnvArgumentError(f"{setting}={count}: {factory.env_id} has {len(indices)} tasks")
+    return sorted(int(i) for i in rng.choice(indices, count, replace=False))
+
+
+def _datasets() -> Any:
+    return import_extra("datasets", "trl", "lifelong_gym.integrations.trl")
 
 
 def tool_schemas(env_id: str) -> tuple[dict[str, Any], ...]:

@@ -10,6 +10,7 @@ import gymnasium as gym
 import pytest
 
 from lifelong_gym.agents import OracleAgent
+from lifelong_gym.errors import EnvArgumentError, RolloutConfigError
 from lifelong_gym.session import Role, SessionStatus
 from lifelong_gym.tool_calls import parse_tool_call
 
@@ -17,7 +18,12 @@ trl = pytest.importorskip(
     "trl", reason="the TRL adapter needs trl: pip install 'lifelong-gym[trl]'"
 )
 
-from lifelong_gym.integrations.trl import ENDED, environment_factory  # noqa: E402
+from lifelong_gym.integrations.trl import (  # noqa: E402
+    ENDED,
+    environment_factories,
+    environment_factory,
+    task_dataset,
+)
 
 
 def test_the_tools_are_the_environments():
@@ -74,12 +80,30 @@ def test_a_call_with_wrong_arguments_is_judged_by_the_environment():
     assert tools.get_reward() == 0.0
 
 
-def two_steps(output: Path, *, batch: int):
-    """GRPO's settings for two steps of `batch` episodes (groups of 2) on the CPU."""
+def test_the_task_dataset_is_every_task_in_a_seeded_order():
+    factory = environment_factory("LifelongDB-v0")
+    instance = factory()
+    indices = instance.task_indices
+    instance._close()
+    dataset = task_dataset(factory, seed=3)
+    assert dataset.column_names == ["prompt", "task_index"]
+    assert sorted(dataset["task_index"]) == indices != dataset["task_index"]
+    assert task_dataset("LifelongDB-v0", seed=3)[:] == dataset[:]
+    assert task_dataset(factory, seed=4)["task_index"] != dataset["task_index"]
+    drawn = task_dataset(factory, num_tasks=5, seed=3)["task_index"]
+    assert len(set(drawn)) == 5 and set(drawn) <= set(indices)
+    assert task_dataset(factory, num_tasks=5, seed=3)["task_index"] == drawn
+    with pytest.raises(EnvArgumentError, match="num_tasks=0"):
+        task_dataset(factory, num_tasks=0)
+
+
+def grpo_args(output: Path, *, batch: int, steps: int = 2, accumulation: int = 1):
+    """GRPO's settings for `steps` steps of `batch` episodes (groups of 2) on the CPU."""
     return trl.GRPOConfig(
         output_dir=str(output),
-        max_steps=2,
+        max_steps=steps,
         per_device_train_batch_size=batch,
+        gradient_accumulation_steps=accumulation,
         num_generations=2,
         max_completion_length=12,
         max_tool_calling_iterations=2,
@@ -92,13 +116,18 @@ def two_steps(output: Path, *, batch: int):
     )
 
 
-def test_grpo_trainer_logs_the_environments_rewards(tiny_model_dir: Path, tmp_path: Path):
+def tiny_trainer(tiny_model_dir: Path, args, **trainer_kwargs):
+    """TRL's `GRPOTrainer` on the tiny random model, with a template TRL parses tool calls of."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl.chat_template_utils import qwen2_5_chat_template
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
-    tokenizer.chat_template = qwen2_5_chat_template  # a template TRL parses tool calls of
+    tokenizer.chat_template = qwen2_5_chat_template
     model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
+    return trl.GRPOTrainer(model=model, processing_class=tokenizer, args=args, **trainer_kwargs)
+
+
+def test_grpo_trainer_logs_the_environments_rewards(tiny_model_dir: Path, tmp_path: Path):
     rewards: list[tuple[int, float, list[str]]] = []  # per episode: task, reward, replies
 
     class Recorded(environment_factory("LifelongDB-v0", max_turns=3)):
@@ -108,10 +137,10 @@ def test_grpo_trainer_logs_the_environments_rewards(tiny_model_dir: Path, tmp_pa
             rewards.append((self.session.task_index, reward, replies))
             return reward
 
-    trainer = trl.GRPOTrainer(
-        model=model,
-        processing_class=tokenizer,
-        args=two_steps(tmp_path, batch=4),
+    trainer = tiny_trainer(
+        tiny_model_dir,
+        grpo_args(tmp_path, batch=4),
+        train_dataset=task_dataset(Recorded),
         environment_factory=Recorded,
     )
     trainer.train()
@@ -132,3 +161,49 @@ def test_grpo_trainer_logs_the_environments_rewards(tiny_model_dir: Path, tmp_pa
         assert env.unwrapped.session.reward == reward
     env.close()
     json.dumps(trainer.state.log_history)  # the logs hold plain numbers
+
+
+def played_tasks(tiny_model_dir: Path, output: Path, *, batch: int, accumulation: int):
+    """The task of every rollout of one GRPO step (4 rollouts, groups of 2), in TRL's order."""
+    played: list[int] = []
+
+    class Recorded(environment_factory("LifelongDB-v0", max_turns=2)):
+        def reset(self, **row) -> str:
+            prompt = super().reset(**row)
+            played.append(self.session.task_index)
+            return prompt
+
+    args = grpo_args(output, batch=batch, steps=1, accumulation=accumulation)
+    trainer = tiny_trainer(
+        tiny_model_dir, args, train_dataset=task_dataset(Recorded), environment_factory=Recorded
+    )
+    trainer.train()
+    return played
+
+
+def test_each_grpo_group_plays_one_task_and_a_seed_repeats_them(
+    tiny_model_dir: Path, tmp_path: Path
+):
+    played = played_tasks(tiny_model_dir, tmp_path / "a", batch=4, accumulation=1)
+    assert len(played) == 4
+    assert played[0] == played[1] != played[2] == played[3]
+    # the same seeds, one generation of 4 rollouts over two accumulated steps of 2
+    assert played_tasks(tiny_model_dir, tmp_path / "b", batch=2, accumulation=2) == played
+
+
+@pytest.mark.parametrize("form", ["no dataset", "mapping without task_index"])
+def test_rows_that_name_no_task_are_refused(form: str, tiny_model_dir: Path, tmp_path: Path):
+    from datasets import Dataset
+
+    if form == "no dataset":  # TRL's placeholder rows: each rollout would draw its own task
+        trainer_kwargs = {"environment_factory": environment_factory("LifelongDB-v0")}
+    else:
+        rows = [{"environment": "LifelongDB-v0"}] * 2
+        trainer_kwargs = {
+            "environment_factory": environment_factories(["LifelongDB-v0"]),
+            "train_dataset": Dataset.from_list(rows),
+        }
+    trainer = tiny_trainer(tiny_model_dir, grpo_args(tmp_path, batch=4, steps=1), **trainer_kwargs)
+    with pytest.raises(RolloutConfigError, match=r"without task_index.*task_dataset\(") as error:
+        trainer.train()
+    assert "\n" not in str(error.value)

@@ -26,7 +26,7 @@ from lifelong_gym.integrations.trl import (  # noqa: E402
     environment_factories,
 )
 
-from .test_trl import play_oracle, two_steps  # noqa: E402
+from .test_trl import grpo_args, play_oracle, tiny_trainer  # noqa: E402
 
 ENV_KWARGS = {"LifelongDB-v0": {}, "LifelongKG-v0": {}, "LifelongOS-v0": {"pool_size": 1}}
 
@@ -80,15 +80,15 @@ def test_the_dataset_mixes_the_environments_tasks():
 def test_grpo_trainer_routes_rows_and_logs_each_environments_rewards(
     env_kwargs, tiny_model_dir: Path, tmp_path: Path
 ):
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from trl.chat_template_utils import qwen2_5_chat_template
-
-    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
-    tokenizer.chat_template = qwen2_5_chat_template  # a template TRL parses tool calls of
-    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
     episodes: list[tuple[str, int, float, list[str]]] = []  # env id, task, reward, replies
+    started: list[tuple[str, int]] = []  # env id and task of every reset, in TRL's order
 
     def recorded(factory):
+        def reset(self, **row) -> str:
+            prompt = factory.reset(self, **row)
+            started.append((self.env_id, self.session.task_index))
+            return prompt
+
         def get_reward(self) -> float:
             reward = factory.get_reward(self)
             replies = [m.content for m in self.session.chat_history if m.role == Role.AGENT]
@@ -96,19 +96,22 @@ def test_grpo_trainer_routes_rows_and_logs_each_environments_rewards(
             return reward
 
         # the same class name: TRL logs each environment's reward under it
-        return type(factory.__name__, (factory,), {"get_reward": get_reward})
+        return type(factory.__name__, (factory,), {"reset": reset, "get_reward": get_reward})
 
     factories = {k: recorded(f) for k, f in environment_factories(env_kwargs).items()}
     dataset = environment_dataset(factories, tasks_per_environment=1, seed=0)
     groups = len(dataset)  # one task per environment: every step plays each of them
-    trainer = trl.GRPOTrainer(
-        model=model,
-        processing_class=tokenizer,
-        args=two_steps(tmp_path, batch=2 * groups),
+    trainer = tiny_trainer(
+        tiny_model_dir,
+        grpo_args(tmp_path, batch=2 * groups),
         train_dataset=dataset,
         environment_factory=factories,
     )
     trainer.train()
+
+    # each group of 2 rollouts played one task, and the groups of a step all differ
+    for step in (started[: 2 * groups], started[2 * groups :]):
+        assert step[::2] == step[1::2] and len(set(step)) == groups
 
     assert len(episodes) == 2 * 2 * groups
     rows = {row["environment"]: row["task_index"] for row in dataset}
