@@ -121,6 +121,26 @@ def test_a_relative_task_path_is_stored_absolute_and_the_same_file_resumes_by_an
     assert all(task["reference"] for task in references.tasks.values())
 
 
+def test_a_run_written_before_content_hashes_resumes_by_its_path_made_absolute(
+    tmp_path, monkeypatch
+):
+    """A config.json with the task path as typed and no `content` (what 0.1 to 0.3 wrote)."""
+    tasks = task_file(tmp_path / "tasks.jsonl")
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "run"
+    assert (
+        invoke_run("--tasks", "tasks.jsonl", "--output", "run", "--max-tasks", "2").exit_code == 0
+    )
+    config = json.loads((out / "config.json").read_text())
+    config.pop("content", None)
+    config["user"]["tasks"] = config["env_kwargs"]["tasks"] = "tasks.jsonl"
+    (out / "config.json").write_text(json.dumps(config))
+    resumed = invoke_run("--tasks", str(tasks), "--output", "run", "--max-tasks", "3")
+    assert resumed.exit_code == 0, resumed.output
+    assert session_count(out) == 3
+    assert "content" in json.loads((out / "config.json").read_text())  # hashed from now on
+
+
 def test_a_shipped_set_by_name_and_by_its_file_are_the_same_run(tmp_path):
     out = tmp_path / "run"
     assert invoke_run("--output", str(out), "--max-tasks", "2").exit_code == 0
