@@ -29,12 +29,13 @@ USER_PATHS = frozenset({TASKS, PROBES})
 WHAT = {TASKS: "tasks", PROBES: "probe tasks"}
 
 
-def run_content(env: gym.Env, probe_tasks: TaskSet | None = None) -> dict[str, dict[str, str]]:
+def run_content(env: gym.Env, probe_tasks: TaskSet | None = None) -> dict[str, dict[str, Any]]:
     """The content identity of a run over `env` (and its probe set): for the tasks, the
     probe tasks and each data file of the environment, where it is and its hash."""
     content = {TASKS: tasks_content(env.unwrapped.tasks)}
     for name, path in env.unwrapped.data_files().items():
-        content[name] = {"source": str(path), "sha256": file_sha256(path)}
+        if path.is_file():  # not a file on another node (an environment in a Ray actor)
+            content[name] = {"source": str(path), "sha256": file_sha256(path)}
     if probe_tasks is not None:
         content[PROBES] = tasks_content(probe_tasks)
     return content
