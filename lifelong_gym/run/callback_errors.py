@@ -14,6 +14,7 @@ import tempfile
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 
 from lifelong_gym.errors import CallbackError, LifelongGymError
@@ -45,7 +46,8 @@ def callback_hook(name: str, hook: str, log_folder: Path | None) -> Iterator[Non
 def write_traceback(log_folder: Path | None, title: str) -> Path:
     """Append the traceback being handled, under `title`, to `log_folder`'s `run.log`, or
     write it to a new file in the system's temp folder; return the file's path."""
-    text = f"{title}\n{traceback.format_exc()}\n"
+    when = datetime.now().astimezone().isoformat(timespec="seconds")  # run.log grows per resume
+    text = f"{when} {title}\n{traceback.format_exc()}\n"
     if log_folder is not None:
         path = log_folder / RUN_LOG
         with path.open("a", encoding="utf-8") as log:
