@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import parse_qsl
 
+from lifelong_gym.arguments import keyword_dict
 from lifelong_gym.errors import AgentSpecError
 from lifelong_gym.tasks import TaskSet
 
@@ -26,7 +27,11 @@ def _model_agent(name: str, fields: dict[str, str], options: str, tools: Tools) 
         pairs = parse_qsl(options, strict_parsing=True) if options else []
     except ValueError:
         raise AgentSpecError(f"agent {name}: options must read ?key=value&key=value") from None
-    config = parse_model_config({**dict(pairs), "name": name, **fields})
+    try:
+        options_given = keyword_dict(pairs)
+    except ValueError as error:
+        raise AgentSpecError(f"agent {name}: {error}") from None
+    config = parse_model_config({**options_given, "name": name, **fields})
     return LanguageModelAgent(create_model(config), tools=tools)
 
 

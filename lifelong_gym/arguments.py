@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import inspect
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import PurePath
 from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
@@ -51,6 +52,31 @@ def check_arguments(
             raise ConfigError(
                 f"{what}: {name} must be {_describe(expected)}, got {value!r}"
             ) from None
+
+
+def keyword_dict(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+    """`key=value` pairs as a dict; a key given twice is a `ValueError` naming it (the last
+    value silently winning would hide a typo)."""
+    arguments: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in arguments:
+            raise ValueError(
+                f"{key!r} is given twice ({arguments[key]!r} and {value!r}); give it once"
+            )
+        arguments[key] = value
+    return arguments
+
+
+def path_parameters(target: Callable[..., Any]) -> frozenset[str]:
+    """The names of `target`'s parameters that take a file or folder (annotated with `Path`)."""
+    return frozenset(
+        name for name, parameter in _parameters(target).items() if _takes_path(parameter.annotation)
+    )
+
+
+def _takes_path(annotation: Any) -> bool:
+    options = typing.get_args(annotation) if typing.get_origin(annotation) else (annotation,)
+    return any(isinstance(option, type) and issubclass(option, PurePath) for option in options)
 
 
 def _parameters(target: Callable[..., Any]) -> dict[str, inspect.Parameter]:

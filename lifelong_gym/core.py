@@ -6,6 +6,7 @@ import logging
 from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, Generic
 
 import gymnasium as gym
@@ -236,6 +237,11 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
         """A key equal for replies that do the same thing (for voting); None if invalid."""
         parsed = self.parse_action(reply)
         return None if isinstance(parsed, InvalidReply) else parsed.key()
+
+    def data_files(self) -> dict[str, Path]:
+        """The files besides the task set whose content decides the tasks' answers (a
+        knowledge graph), by name; a run hashes them so that it never resumes over others."""
+        return {}
 
     @abstractmethod
     def release(self) -> None:

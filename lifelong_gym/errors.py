@@ -7,8 +7,9 @@ as one line). The messages say what to change. Three families:
   cannot be used, found before or at the start of a run;
 - back-end errors (`BackendError`): a server, engine or store that cannot serve the
   environment (unreachable, refused, missing image);
-- run errors: a run that stopped (`RunAbortedError`) or an agent that could not reply
-  (`AgentError`, whose `status` is what the session ends with).
+- run errors: a run that stopped (`RunAbortedError`), a user's callback that raised
+  (`CallbackError`) or an agent that could not reply (`AgentError`, whose `status` is what
+  the session ends with).
 - observations: a store that would not finish the agent's query (`QueryRefused`).
 
 Errors that come from an agent's reply (`ActionError`) never leave an environment: they
@@ -97,6 +98,12 @@ class ImageBuildError(BackendError):
 
 class RunAbortedError(LifelongGymError, RuntimeError):
     """The run stopped: too many sessions in a row failed, or a callback cannot resume."""
+
+
+class CallbackError(LifelongGymError, RuntimeError):
+    """A user's callback raised in one of the hooks the run calls outside a session
+    (`__init__`, `setup`, `load_state`, `state`); the message names the callback, the hook,
+    the exception and the log file that holds its traceback."""
 
 
 class AgentError(LifelongGymError):

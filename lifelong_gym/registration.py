@@ -9,6 +9,7 @@ from typing import Any
 import gymnasium as gym
 
 from lifelong_gym.errors import EnvArgumentError
+from lifelong_gym.tasks import absolute_source
 
 # id -> (entry point, registered as nondeterministic). A live shell is nondeterministic.
 _ENVIRONMENTS: dict[str, tuple[str, bool]] = {
@@ -38,17 +39,43 @@ def checked_env_kwargs(env_id: str, env_kwargs: Mapping[str, Any]) -> dict[str, 
     from lifelong_gym.arguments import check_arguments
     from lifelong_gym.core import LifelongEnv
 
-    register_envs()
     kwargs = dict(env_kwargs)
+    target = _env_creator(env_id)
+    base = LifelongEnv if isinstance(target, type) and issubclass(target, LifelongEnv) else None
+    check_arguments(target, kwargs, f"env {env_id}", also=base)
+    return kwargs
+
+
+def with_absolute_paths(env_id: str, env_kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """`env_kwargs` with every argument that takes a path and names an existing file or
+    folder made absolute, so that a run stored with them reads the same files from any
+    working folder (a shipped task set's name stays a name; an unknown id changes nothing)."""
+    paths = path_arguments(env_id) if env_kwargs else frozenset()
+    return {
+        key: absolute_source(value) if key in paths else value for key, value in env_kwargs.items()
+    }
+
+
+def path_arguments(env_id: str) -> frozenset[str]:
+    """The arguments of `env_id`'s environment that take a file or folder (none for an
+    unknown id)."""
+    from lifelong_gym.arguments import path_parameters
+
+    try:
+        return path_parameters(_env_creator(env_id))
+    except EnvArgumentError:
+        return frozenset()
+
+
+def _env_creator(env_id: str) -> Any:
+    """The class or function registered for `env_id`; an unknown id is one line."""
+    register_envs()
     try:
         spec = gym.spec(env_id)
     except gym.error.Error:
         raise EnvArgumentError(f"env {env_id!r}: {unknown_id(env_id)}") from None
     entry = spec.entry_point
-    target = gym.envs.registration.load_env_creator(entry) if isinstance(entry, str) else entry
-    base = LifelongEnv if isinstance(target, type) and issubclass(target, LifelongEnv) else None
-    check_arguments(target, kwargs, f"env {env_id}", also=base)
-    return kwargs
+    return gym.envs.registration.load_env_creator(entry) if isinstance(entry, str) else entry
 
 
 def unknown_id(env_id: str) -> str:

@@ -52,7 +52,10 @@ class SkippedRecord:
 
 
 class TaskSet(Generic[TaskT]):
-    """Tasks by sample index, with the order a lifelong run visits them in."""
+    """Tasks by sample index, with the order a lifelong run visits them in.
+
+    `source` is the file the tasks were read from (absolute), None for tasks made in memory.
+    """
 
     def __init__(
         self,
@@ -61,8 +64,10 @@ class TaskSet(Generic[TaskT]):
         *,
         name: str = "",
         skipped: Sequence[SkippedRecord] = (),
+        source: Path | None = None,
     ):
         self.name = name
+        self.source = source
         self._by_index = {task.index: task for task in tasks}
         if len(self._by_index) != len(tasks):
             raise TaskFileError(f"task set {name!r} has duplicate sample indices")
@@ -92,6 +97,15 @@ class TaskSet(Generic[TaskT]):
 
     def __iter__(self) -> Iterator[TaskT]:
         return (self._by_index[i] for i in self.order)
+
+    @functools.cached_property
+    def content_sha256(self) -> str:
+        """A hash of the task records by sample index: the same for the same tasks whatever
+        file, path or shipped name they were read from, another when any record changes."""
+        digest = hashlib.sha256()
+        for index in self.indices:  # pydantic's own JSON: ten times faster than json.dumps
+            digest.update(self._by_index[index].model_dump_json().encode() + b"\n")
+        return digest.hexdigest()[:16]
 
 
 def read_records(path: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -184,7 +198,8 @@ def load_task_set(
     if order is not None:
         known = {t.index for t in tasks}
         order = [i for i in order if i in known]
-    return TaskSet(tasks, order, name=str(source or default), skipped=skipped)
+    name = str(source or default)
+    return TaskSet(tasks, order, name=name, skipped=skipped, source=path.resolve())
 
 
 def report_skipped(source: Path, kept: int, skipped: Sequence[SkippedRecord]) -> None:
@@ -235,6 +250,20 @@ def shipped_task_sets(environment: str) -> dict[str, Path]:
     """The names and files of the task sets shipped for an environment."""
     folder = DATA_DIR / environment
     return {p.name.removesuffix(".jsonl"): p for p in sorted(folder.glob("*.jsonl"))}
+
+
+def absolute_source(value: Any) -> Any:
+    """A path that names an existing file or folder, as an absolute path (text); anything
+    else, a shipped task set's name included, as it is."""
+    if not isinstance(value, str | Path) or str(value) in _shipped_names():
+        return value
+    path = Path(value).expanduser()
+    return str(path.resolve()) if path.exists() else value
+
+
+@functools.cache
+def _shipped_names() -> frozenset[str]:
+    return frozenset(p.name.removesuffix(".jsonl") for p in DATA_DIR.glob("*/*.jsonl"))
 
 
 def _resolve(

@@ -9,21 +9,24 @@ from typing import Any
 
 import gymnasium as gym
 import yaml
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_validator
 
 from lifelong_gym.agents import Agent, ModelConfigError, ModelPool, make_agent
 from lifelong_gym.agents.factory import agent_builder
+from lifelong_gym.arguments import keyword_dict
 from lifelong_gym.errors import LifelongGymError, RunConfigError
 from lifelong_gym.orders import replicate_seeds
-from lifelong_gym.registration import checked_env_kwargs
+from lifelong_gym.registration import checked_env_kwargs, with_absolute_paths
 from lifelong_gym.registration import make_env as make_checked_env
 from lifelong_gym.run import method_callbacks  # noqa: F401 - registers the methods' names
-from lifelong_gym.run.folder import RunDirectory, replicate_folder
+from lifelong_gym.run.content import CONTENT, run_content
+from lifelong_gym.run.folder import RunDirectory, holds_run, replicate_folder
 from lifelong_gym.run.gain import twin_folder
 from lifelong_gym.run.probes import Probes
 from lifelong_gym.run.registry import check_needs, make_callback, parse_assignment
 from lifelong_gym.run.runner import Runner
 from lifelong_gym.run.settings import RunSettings, validation_problems
+from lifelong_gym.tasks import absolute_source
 
 
 class RunConfig(RunSettings):
@@ -60,6 +63,15 @@ class RunConfig(RunSettings):
     probes: str | None = Field(
         None, description="the probe set: a task file of the same environment (docs/metrics.md)"
     )
+
+    @model_validator(mode="after")
+    def _absolute_paths(self) -> RunConfig:
+        """Paths made absolute, so that the run's config names the files it read from any
+        working folder (a shipped set's name stays a name)."""
+        self.tasks = absolute_source(self.tasks)
+        self.probes = absolute_source(self.probes)
+        self.env_args = with_absolute_paths(self.env, self.env_args)
+        return self
 
     def identity(self) -> dict[str, Any]:
         """The settings that decide what is run (a resumed run must match them).
@@ -124,8 +136,13 @@ class RunConfig(RunSettings):
         self.check_probes()
         self.replicate_runs()
         for spec in self.callbacks:
-            make_callback(spec)
+            make_callback(spec, self.log_folder())
         env_kwargs(self)
+
+    def log_folder(self) -> Path | None:
+        """Where a failing callback's traceback goes before the run starts: the output
+        folder's `run.log` when it holds a run, else a temp file (no folder is made)."""
+        return self.output if holds_run(self.output) else None
 
     def check_probes(self) -> None:
         """`probe_every` and `probes` go together; alone, either is one line."""
@@ -186,7 +203,7 @@ def yaml_problem(error: yaml.YAMLError) -> str:
 def parse_env_args(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
     """`--env-arg key=value` flags as keyword arguments."""
     try:
-        return dict(parse_assignment(item) for item in items)
+        return keyword_dict(parse_assignment(item) for item in items)
     except ValueError as error:
         raise RunConfigError(f"--env-arg {error}") from None
 
@@ -200,7 +217,7 @@ def build_runner(config: RunConfig, agent: Agent | None = None) -> Runner:
     """
     config.price()  # a bad price is refused before anything is made
     config.check_probes()
-    callbacks = [make_callback(spec) for spec in config.callbacks]
+    callbacks = [make_callback(spec, config.log_folder()) for spec in config.callbacks]
     check_needs(callbacks)
     make = make_env if config.ray is None else _actor_env_maker(config)
     env = make(config)
@@ -215,8 +232,10 @@ def build_runner(config: RunConfig, agent: Agent | None = None) -> Runner:
             more = None if config.ray is None else partial(make, probe_config)
             probes = Probes(probe_env, config.probe_every, config.concurrency, more)
         folder = RunDirectory(config.output)
-        if not config.overwrite:
-            folder.refuse_other_config({"user": config.identity()}, keys=("user",))
+        if not config.overwrite:  # the model is not loaded yet
+            probe_tasks = probes.env.unwrapped.tasks if probes is not None else None
+            early = {"user": config.identity(), CONTENT: run_content(env, probe_tasks)}
+            folder.refuse_other_config(early, keys=("user",))
         try:
             pool = ModelPool(config.models) if config.models else None
         except ModelConfigError as error:
@@ -226,7 +245,7 @@ def build_runner(config: RunConfig, agent: Agent | None = None) -> Runner:
             agent = make_agent(config.agent, env.unwrapped.tasks, pool, tools)
     except BaseException:
         if folder is not None:
-            folder.close()
+            folder.abandon()
         if probes is not None:
             probes.close()
         env.close()

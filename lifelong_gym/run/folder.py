@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from lifelong_gym.errors import RunDirectoryError
+from lifelong_gym.run.content import comparable, refuse_changed_content
 from lifelong_gym.session import Session
 
 STATE_CHANGED = "state_changed"
@@ -70,6 +71,11 @@ def replicates_in(folder: Path) -> list[Path]:
         and (path / SESSIONS_FILE).is_file()
     }
     return [seeds[seed] for seed in sorted(seeds)]
+
+
+def holds_run(folder: Path) -> bool:
+    """Whether `folder` holds a run (its config or its sessions)."""
+    return (folder / CONFIG_FILE).is_file() or (folder / SESSIONS_FILE).is_file()
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -155,7 +161,10 @@ class RunDirectory:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        missing = [folder for folder in (self.path, *self.path.parents) if not folder.exists()]
+        self._made = missing[-1] if missing else None  # the outermost folder made here
         self.path.mkdir(parents=True, exist_ok=True)
+        self.held_run = holds_run(self.path)
         self._lock = (self.path / LOCK_FILE).open("w")
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -166,6 +175,12 @@ class RunDirectory:
             ) from None
         self._sessions_fd: int | None = None
         self.sessions_done = 0
+
+    @property
+    def log_folder(self) -> Path | None:
+        """Where the run's log (`run.log`) goes: this folder once it holds a run that is
+        kept (one resumed, or with a session recorded); None before."""
+        return self.path if self.held_run or self.sessions_done else None
 
     @property
     def sessions_path(self) -> Path:
@@ -189,11 +204,14 @@ class RunDirectory:
     def refuse_other_config(
         self, config: dict[str, Any], keys: tuple[str, ...] | None = None
     ) -> None:
-        """Refuse to resume a run that was made with another config (or its `keys` only)."""
+        """Refuse to resume a run that was made with another config (or its `keys` only),
+        or over content (tasks, a graph) that changed since: paths compare by content."""
         saved = self.read_json(CONFIG_FILE)
         if saved is None:
             return
         config = without_passwords(config)
+        refuse_changed_content(self.path, saved, config)
+        saved, config = comparable(saved, config)
         if keys is not None:
             saved = {key: saved.get(key) for key in keys}
             config = {key: config.get(key) for key in keys}
@@ -269,6 +287,24 @@ class RunDirectory:
         """Close the session record and release the folder's lock."""
         self._close_sessions()
         self._lock.close()
+
+    def abandon(self) -> None:
+        """Close the folder of a run that failed; a new run that recorded no session leaves
+        nothing behind: no files, and no folder where this made it."""
+        self.close()
+        if self.held_run or self.sessions_done:
+            return
+        self.clear()
+        (self.path / LOCK_FILE).unlink(missing_ok=True)
+        if self._made is None:
+            return
+        for folder in (self.path, *self.path.parents):
+            try:
+                folder.rmdir()
+            except OSError:  # something else is in it
+                return
+            if folder == self._made:
+                return
 
     def _close_sessions(self) -> None:
         if self._sessions_fd is not None:

@@ -5,13 +5,15 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
 
-from lifelong_gym.arguments import check_arguments
+from lifelong_gym.arguments import check_arguments, keyword_dict
 from lifelong_gym.errors import CallbackSpecError, ConfigError
 
+from .callback_errors import callback_hook, callback_name
 from .callbacks import Callback
 
 CALLBACKS: dict[str, type[Callback]] = {}
@@ -51,23 +53,27 @@ def parse_callback_spec(spec: str) -> tuple[str, dict[str, Any]]:
     name, _, rest = spec.partition(":")
     try:
         pairs = [parse_assignment(item) for item in _NEXT_KEY.split(rest) if item.strip()]
+        return name.strip(), keyword_dict(pairs)
     except ValueError as error:
         raise CallbackSpecError(f"callback spec {spec!r}: {error}") from None
-    return name.strip(), dict(pairs)
 
 
-def make_callback(spec: str) -> Callback:
-    """Build a callback from `NAME[:key=value,...]`; NAME is registered or `module.Class`."""
+def make_callback(spec: str, log_folder: Path | None = None) -> Callback:
+    """Build a callback from `NAME[:key=value,...]`; NAME is registered or `module.Class`.
+
+    An exception from the class's `__init__` is a `CallbackError` whose traceback goes to
+    `log_folder`'s `run.log` (a temp file when None)."""
     name, kwargs = parse_callback_spec(spec)
     cls = CALLBACKS.get(name) or _import_callback(name)
     try:
         check_arguments(cls, kwargs, f"callback {name}")
     except ConfigError as error:
         raise CallbackSpecError(str(error)) from None
-    try:
-        return cls(**kwargs)
-    except TypeError as error:
-        raise CallbackSpecError(f"callback spec {spec!r}: {error}") from None
+    with callback_hook(callback_name(cls), "__init__", log_folder):
+        try:
+            return cls(**kwargs)
+        except TypeError as error:
+            raise CallbackSpecError(f"callback spec {spec!r}: {error}") from None
 
 
 def check_needs(callbacks: Sequence[Callback]) -> None:

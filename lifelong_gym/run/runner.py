@@ -20,6 +20,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from functools import partial
 from typing import Any
 
@@ -30,7 +31,10 @@ from lifelong_gym.agents import Agent
 from lifelong_gym.errors import RunAbortedError, RunConfigError
 from lifelong_gym.metrics import LifelongMetrics, compute_metrics
 from lifelong_gym.orders import task_order
+from lifelong_gym.registration import with_absolute_paths
+from lifelong_gym.run.callback_errors import callback_hook, callback_name
 from lifelong_gym.run.callbacks import Callback, RunState, SessionControl, fire, state_keys
+from lifelong_gym.run.content import CONTENT, run_content
 from lifelong_gym.run.cost import CostLog, CostMeter, SessionCost
 from lifelong_gym.run.cost_summary import CostSummary, summarize_costs, write_cost_summary
 from lifelong_gym.run.folder import (
@@ -46,6 +50,7 @@ from lifelong_gym.run.registry import check_needs
 from lifelong_gym.run.report import write_plots
 from lifelong_gym.run.settings import RunSettings, release_01_arguments, settings_with
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
+from lifelong_gym.tasks import TaskSet
 
 logger = logging.getLogger(__name__)
 
@@ -108,25 +113,41 @@ class Runner:
         self._bar: tqdm | None = None  # the progress of a run, and its running counts
         self.state = RunState()  # what the callbacks see of the run's progress
         self.stop_requested = False  # see `request_stop`
+        self._log_to: RunDirectory | None = None  # where a failing callback's traceback goes
 
     # -- the run ------------------------------------------------------------------------
 
     def run(self) -> LifelongMetrics:
         """Run (or resume) the stream; return the metrics of all finished sessions."""
         check_needs(self.callbacks)
-        for callback in self.callbacks:  # a callback that cannot work here says so now
-            callback.setup(self.agent, self.env)
         folder = self._folder or (
             RunDirectory(self.output_dir) if self.output_dir is not None else None
         )
         self._folder = None  # the run owns the folder now, and closes it
+        self._log_to = folder
         if folder is None:
+            self._setup_callbacks()
             return self._run(folder)
         try:
+            self._setup_callbacks()
             with disk_space_of(folder.path, "run the same command again to resume"):
                 return self._run(folder)
+        except BaseException:
+            folder.abandon()  # a new run that recorded nothing leaves no folder
+            raise
         finally:
             folder.close()
+
+    def _setup_callbacks(self) -> None:
+        """Let each callback check that it can work here (it says so now, not per task)."""
+        for callback in self.callbacks:
+            with self._callback_hook(callback, "setup"):
+                callback.setup(self.agent, self.env)
+
+    def _callback_hook(self, callback: Callback, hook: str) -> AbstractContextManager[None]:
+        """A hook of the user's callback, whose exception stops the run in one line."""
+        log_folder = self._log_to.log_folder if self._log_to is not None else None
+        return callback_hook(callback_name(type(callback)), hook, log_folder)
 
     def request_stop(self) -> None:
         """Start no further task: `run` finishes the tasks in flight, records them and
@@ -263,7 +284,8 @@ class Runner:
             self.probes.resume(folder.path, len(history))
         for key, callback in self._keyed_callbacks():
             if key in states:
-                callback.load_state(states[key])
+                with self._callback_hook(callback, "load_state"):
+                    callback.load_state(states[key])
         self._saved_states = json.dumps(self._callback_states(), sort_keys=True, default=str)
         if not states and not history:
             return
@@ -317,7 +339,11 @@ class Runner:
         return list(zip(state_keys(self.callbacks), self.callbacks, strict=True))
 
     def _callback_states(self) -> dict[str, Any]:
-        return {key: callback.state() for key, callback in self._keyed_callbacks()}
+        states = {}
+        for key, callback in self._keyed_callbacks():
+            with self._callback_hook(callback, "state"):
+                states[key] = callback.state()
+        return states
 
     def _finish(self, folder: RunDirectory | None) -> LifelongMetrics:
         metrics = self.metrics()
@@ -327,6 +353,11 @@ class Runner:
             if self.settings.plots and self.history:
                 write_plots(metrics, folder.path)
         return metrics
+
+    @property
+    def probe_tasks(self) -> TaskSet | None:
+        """The probe set's tasks, if the run has one."""
+        return self.probes.env.unwrapped.tasks if self.probes is not None else None
 
     def cost(self) -> CostSummary:
         """The cost of the sessions finished so far."""
@@ -343,7 +374,7 @@ class Runner:
         order = json.dumps(self.order).encode()
         config = {
             "env": spec.id if spec is not None else type(env).__qualname__,
-            "env_kwargs": spec.kwargs if spec is not None else {},
+            "env_kwargs": with_absolute_paths(spec.id, spec.kwargs) if spec is not None else {},
             "tasks": {
                 "count": len(self.order),
                 "order_sha256": hashlib.sha256(order).hexdigest()[:16],
@@ -359,4 +390,5 @@ class Runner:
             config["concurrency"] = self.settings.concurrency
         if self.probes is not None:  # absent: a run without probes
             config["probes"] = self.probes.identity()
+        config[CONTENT] = run_content(self.env, self.probe_tasks)
         return json.loads(json.dumps(config, default=lambda o: f"<{type(o).__name__}>"))

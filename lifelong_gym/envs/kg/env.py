@@ -207,6 +207,13 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
         self._executed.append(True)
         return Interaction(observation)
 
+    def data_files(self) -> dict[str, Path]:
+        """The graph file the embedded store loaded (none for an endpoint: its content is
+        the server's)."""
+        if isinstance(self.backend, OxigraphBackend):
+            return {"graph": self.backend.path.resolve()}
+        return {}
+
     def release(self) -> None:
         """Close the store or endpoint connection."""
         self.backend.close()

@@ -88,7 +88,7 @@ def load_harbor_tasks(path: str | Path) -> TaskSet[OSTask]:
     if not tasks:
         reasons = "; ".join(f"{s.key}: {s.reason}" for s in skipped[:3])
         raise TaskFileError(f"{root} holds no Harbor task this environment can run ({reasons})")
-    return TaskSet(tasks, name=str(root), skipped=skipped)
+    return TaskSet(tasks, name=str(root), skipped=skipped, source=root.resolve())
 
 
 def _subfolders(root: Path) -> list[Path]:
