@@ -180,7 +180,7 @@ class RunDirectory:
     def log_folder(self) -> Path | None:
         """Where the run's log (`run.log`) goes: this folder once it holds a run that is
         kept (one resumed, or with a session recorded); None before."""
-        return self.path if self.held_run or self.sessions_done else None
+        return self.path if self.held_run or self.recorded_anything else None
 
     @property
     def sessions_path(self) -> Path:
@@ -288,11 +288,18 @@ class RunDirectory:
         self._close_sessions()
         self._lock.close()
 
+    @property
+    def recorded_anything(self) -> bool:
+        """Whether this run wrote a session or a probe episode (point 0 plays before the
+        first task: its episodes are kept like sessions)."""
+        probes = self.path / PROBES_FILE
+        return bool(self.sessions_done) or (probes.is_file() and probes.stat().st_size > 0)
+
     def abandon(self) -> None:
         """Close the folder of a run that failed; a new run that recorded no session leaves
         nothing behind: no files, and no folder where this made it."""
         self.close()
-        if self.held_run or self.sessions_done:
+        if self.held_run or self.recorded_anything:
             return
         self.clear()
         (self.path / LOCK_FILE).unlink(missing_ok=True)
