@@ -6,7 +6,7 @@ refuses tasks that record another (`check_graph`). Task files that record none (
 benchmark's, or ours from before) are played on whatever graph they are given.
 
 The generator keeps the files' names and refuses to replace a graph that other task files
-beside it are played on (`graph_users`), rather than naming each graph by its hash: the
+beside it are played on (`keep_graph_in_use`), rather than naming each graph by its hash: the
 names `graph.nt.gz` and `NAME.graph.nt.gz` are the ones users, the shipped data and the
 Virtuoso loader know, and hashed names would leave every superseded graph behind. What a
 refusal cannot see (a graph copied or replaced by hand) the recorded hash catches.
