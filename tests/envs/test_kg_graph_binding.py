@@ -91,6 +91,9 @@ def test_tasks_record_their_graph_and_another_graph_is_refused_naming_both_files
     message = str(refused.value)
     assert str(tasks) in message and str(other) in message and "\n" not in message
     assert content_sha256(graph)[:16] in message and content_sha256(other)[:16] in message
+    run = run_cli("run", "--env", "LifelongKG-v0", "--tasks", str(tasks), "--env-arg",
+                  f"graph={other}", "--output", str(tmp_path / "run"))  # fmt: skip
+    assert_one_line_error(run, str(tasks), str(other), "were generated on the graph")
 
 
 def test_a_task_file_without_a_recorded_graph_still_plays_on_the_graph_given(tmp_path):
