@@ -34,6 +34,10 @@ class EnvArgumentError(ConfigError):
     """An environment keyword argument of the wrong value or type."""
 
 
+class GraphMismatchError(EnvArgumentError):
+    """A KG task set given a graph other than the one it was generated on."""
+
+
 class TaskFileError(ConfigError):
     """A task file or task-set name that cannot be used; the message says what to fix."""
 
@@ -91,6 +95,10 @@ class SandboxError(BackendError):
 
 class ImageBuildError(BackendError):
     """An image could not be built; the message says what is missing."""
+
+
+class SessionLostError(BackendError):
+    """A server closed a client's session mid-episode (the episode is lost; reset starts again)."""
 
 
 # -- errors of a run, an agent, a reply ------------------------------------------------------

@@ -40,7 +40,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from lifelong_gym.errors import ConfigError, MissingExtraError
+from lifelong_gym.errors import ConfigError, MissingExtraError, SessionLostError
 from lifelong_gym.integrations.serving import listen, plain_info, raise_open_files_limit
 from lifelong_gym.registration import make_env
 
@@ -60,6 +60,8 @@ try:
         WSErrorCode,
     )
     from pydantic import Field
+    from websockets.exceptions import ConnectionClosed
+    from websockets.protocol import State as ConnectionState
 except ImportError as error:  # pragma: no cover - the message is the point
     raise MissingExtraError(
         f"lifelong_gym.integrations.openenv (LifelongEnvClient, and the server of "
@@ -350,6 +352,11 @@ class LifelongEnvClient(EnvClient[LifelongAction, LifelongObservation, LifelongS
     The next try comes after 0.25 s, then twice as long each time up to 4 s (jittered), for
     up to `retry_s` seconds in all (default 600); then OpenEnv's error is raised. A server
     that is not there (connection refused) raises at once.
+
+    A session the server closed (it stopped, was killed, restarted) raises
+    `SessionLostError` at the call that finds it gone, and at every later `step` or
+    `state`: OpenEnv's client would reconnect to a new session that knows nothing of the
+    episode. `reset` opens a new session once the server is back.
     """
 
     def __init__(self, *args: Any, retry_s: float = 600.0, **kwargs: Any):
@@ -377,6 +384,26 @@ class LifelongEnvClient(EnvClient[LifelongAction, LifelongObservation, LifelongS
             await self._disconnect_async()  # the server closed a refused connection
             await asyncio.sleep(min(backoff * random.uniform(0.5, 1.0), deadline - loop.time()))
             backoff = min(backoff * 2, 4.0)
+
+    async def _send_and_receive(self, message: dict[str, Any]) -> dict[str, Any]:
+        starts = message.get("type") == "reset"
+        if not starts and self._ws is not None and self._ws.state is not ConnectionState.OPEN:
+            raise self._session_lost_error(starts)
+        try:
+            return await super()._send_and_receive(message)
+        except ConnectionClosed:
+            raise self._session_lost_error(starts) from None
+
+    def _session_lost_error(self, starting: bool) -> SessionLostError:
+        if starting:
+            return SessionLostError(
+                f"the server at {self.base_url} closed the session before it answered the "
+                "reset (no episode started; reset to try again)"
+            )
+        return SessionLostError(
+            f"the server at {self.base_url} closed the session mid-episode (the episode is "
+            "lost; reset to start again)"
+        )
 
     def _step_payload(self, action: LifelongAction) -> dict[str, Any]:
         return {"reply": action.reply}

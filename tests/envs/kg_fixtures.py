@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
+from lifelong_gym.envs.kg import LifelongKGEnv
 from lifelong_gym.envs.kg.local import WORK
 from lifelong_gym.envs.kg.sparql import NS
 
@@ -28,3 +31,17 @@ def dense_graph(folder: Path) -> Path:
     path = folder / "dense.nt"
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def dense_env(folder: Path, **kwargs: Any) -> LifelongKGEnv:
+    """An environment on the dense graph, with one task of its own (the shipped tasks are
+    bound to the shipped graph)."""
+    task = {
+        "question": "Which entities does a0 reach by x.y.out?",
+        "entity_dict": {"a0": "m.0a0"},
+        "action_list": ["get_neighbors(m.0a0, x.y.out)"],
+        "answer_list": [f"m.0b{j}" for j in range(SIDE)],
+    }
+    tasks = folder / "dense.jsonl"
+    tasks.write_text(json.dumps({"sample_index": 0, **task}) + "\n")
+    return LifelongKGEnv(tasks=str(tasks), graph=dense_graph(folder), **kwargs)

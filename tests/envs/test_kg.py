@@ -38,7 +38,7 @@ from lifelong_gym.envs.kg.sparql import (
 )
 from lifelong_gym.errors import BackendError, EnvArgumentError
 
-from .kg_fixtures import FOUR_HOPS, SIDE, dense_graph
+from .kg_fixtures import FOUR_HOPS, SIDE, dense_env, dense_graph
 
 pytest.importorskip("pyoxigraph")
 
@@ -438,7 +438,7 @@ def test_generator_is_seeded_and_its_tasks_replay(tmp_path: Path) -> None:
 
 def test_runaway_join_returns_and_later_queries_still_run(tmp_path: Path) -> None:
     """A join past the lookups' budget whose SPARQL explodes is stopped; the next ones answer."""
-    dense = LifelongKGEnv(graph=dense_graph(tmp_path))
+    dense = dense_env(tmp_path)
     try:
         start(dense)
         dense.step("Action: get_neighbors(m.0a0, x.y.out)")
@@ -456,7 +456,7 @@ def test_runaway_join_returns_and_later_queries_still_run(tmp_path: Path) -> Non
 
 def test_lookups_answer_as_sparql_does(env: LifelongKGEnv, tmp_path: Path) -> None:
     """Every form the oracle sends, evaluated by lookups and as SPARQL: the same values."""
-    dense = LifelongKGEnv(graph=dense_graph(tmp_path))
+    dense = dense_env(tmp_path)
     compared = []
     for checked in (env, dense):
         store = checked.backend.store()

@@ -22,9 +22,10 @@ def free_port() -> int:
 
 
 @contextmanager
-def served(env_id: str, *env_args: str, flags: tuple[str, ...] = ()):
-    """Run `lifelong-gym serve` (with `flags`) until the block ends; yields (process, base URL)."""
-    port = free_port()
+def served(env_id: str, *env_args: str, flags: tuple[str, ...] = (), port: int | None = None):
+    """Run `lifelong-gym serve` (with `flags`, on `port` or a free one) until the block ends;
+    yields (process, base URL)."""
+    port = port or free_port()
     command = [sys.executable, "-m", "lifelong_gym", "serve", "--env", env_id, "--port", str(port)]
     command += flags
     for arg in env_args:

@@ -14,7 +14,7 @@ from lifelong_gym.envs.kg import LifelongKGEnv
 from lifelong_gym.envs.kg.backends import NS, SHIPPED_GRAPH
 from lifelong_gym.envs.kg.store_process import StoreProcess, StoreStopped
 
-from ..envs.kg_fixtures import SIDE, dense_graph
+from ..envs.kg_fixtures import SIDE, dense_env
 
 SPARQL_URL = os.environ.get("LIFELONG_GYM_SPARQL_URL", "http://127.0.0.1:8890/sparql")
 
@@ -57,7 +57,7 @@ def runaway(env: LifelongKGEnv) -> str:
 @pytest.mark.timeout(120)
 def test_runaway_queries_leave_nothing_running_after_close(tmp_path: Path) -> None:
     threads_before, children_before = set(threading.enumerate()), children()
-    env = LifelongKGEnv(graph=dense_graph(tmp_path), max_turns=50)
+    env = dense_env(tmp_path, max_turns=50)
     try:
         for _ in range(3):  # across tasks: runaways must not pile up
             observation = runaway(env)

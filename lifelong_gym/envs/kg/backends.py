@@ -40,6 +40,12 @@ def graph_files(tasks_path: Path) -> tuple[Path, Path]:
     return tasks_path.with_name(f"{name}.graph.nt.gz"), tasks_path.with_name(SHARED_GRAPH)
 
 
+def generated_graph(tasks_path: Path) -> Path | None:
+    """The graph a task file is played on without graph=: the first of `graph_files` that
+    exists, if any."""
+    return next((path for path in graph_files(tasks_path) if path.is_file()), None)
+
+
 class KGBackend(ABC):
     """A read-only SPARQL store answering an action's query as rows of short names.
 

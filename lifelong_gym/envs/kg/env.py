@@ -27,8 +27,9 @@ from lifelong_gym.envs.kg.backends import (
     KGBackend,
     OxigraphBackend,
     SparqlEndpointBackend,
-    graph_files,
+    generated_graph,
 )
+from lifelong_gym.envs.kg.graph_binding import check_graph, graph_sha256
 from lifelong_gym.envs.kg.prompt import opening_prompt
 from lifelong_gym.envs.kg.sexpr import ActionCall
 from lifelong_gym.envs.kg.tasks import KGTask, kg_task_from_record
@@ -96,7 +97,9 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
     - `graph`: an N-Triples or Turtle file (optionally .gz) to load instead of the shipped
       graph (embedded back-end only). Without it, a task file NAME.jsonl that has the graph
       `lifelong-gym generate kg` wrote beside it (`NAME.graph.nt.gz`, else `graph.nt.gz`)
-      is played on that graph, and the environment logs one line saying so.
+      is played on that graph, and the environment logs one line saying so. Tasks that
+      record the hash of the graph they were generated on (`lifelong-gym generate kg`
+      writes it) are refused on a graph of another content (`GraphMismatchError`).
     - `max_turns`: replies per task (15, as in the benchmark).
     - `max_results`: entities or relations kept per action (larger results are cut).
     - `query_timeout`: seconds a query may run before the agent is told it timed out;
@@ -107,6 +110,9 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
     - `action_format`: `"text"` (the benchmark's reply format, default) or `"tools"`
       (native tool calls: `env.unwrapped.tools` lists the function schemas; `step` takes
       an OpenAI assistant message in JSON or `<tool_call>{...}</tool_call>` markup).
+
+    `env.unwrapped.graph_sha256` is the sha256 of the embedded store's graph content
+    (decompressed), None on an endpoint.
 
     ## Example
     >>> import gymnasium as gym
@@ -162,6 +168,11 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
         if backend == "oxigraph" and graph is None:
             graph = graph_beside(tasks)
         self.backend = make_backend(backend, url=url, graph=graph, timeout=query_timeout)
+        # the embedded store's graph is known by its content; an endpoint's is not
+        self.graph_sha256: str | None = None
+        if isinstance(self.backend, OxigraphBackend):
+            self.graph_sha256 = graph_sha256(self.backend.path)
+            check_graph(self.tasks, self.backend.path, self.graph_sha256)
         self._executor: ActionExecutor | None = None
         self._executed: list[bool] = []
         self._answer: tuple[str, ...] | None = None
@@ -252,18 +263,15 @@ def graph_beside(tasks: str | Path | TaskSet[KGTask] | None) -> Path | None:
     (then it is said in one line); None for a shipped set's name or a `TaskSet`."""
     if tasks is None or isinstance(tasks, TaskSet) or str(tasks) in shipped_task_sets("kg"):
         return None
-    for path in graph_files(Path(tasks).expanduser()):
-        if path.is_file():
-            if path.resolve() == SHIPPED_GRAPH:
-                return None
-            logger.warning(
-                "tasks=%s: playing them on the graph generated beside them, %s "
-                "(graph= names another)",
-                tasks,
-                path,
-            )
-            return path
-    return None
+    path = generated_graph(Path(tasks).expanduser())
+    if path is None or path.resolve() == SHIPPED_GRAPH:
+        return None
+    logger.warning(
+        "tasks=%s: playing them on the graph generated beside them, %s (graph= names another)",
+        tasks,
+        path,
+    )
+    return path
 
 
 def make_backend(

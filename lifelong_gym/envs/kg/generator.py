@@ -6,7 +6,9 @@ Usage: lifelong-gym generate kg [--seed 0] [--count 416] [--scale 1.0] [--output
 `--count` questions are spread evenly over the eight lengths of action list, 2 to 9 (the
 shorter lengths get the remainder). The graph is made from `--seed` alone, so every split
 of one seed asks about one graph (`graph.nt.gz` beside the splits); the questions of a
-split are drawn from a seed derived from `--seed` and `--split`.
+split are drawn from a seed derived from `--seed` and `--split`. Every question records
+its graph's content hash, and a graph that other task files beside it are played on is
+never replaced by another (`graph_binding`).
 """
 
 from __future__ import annotations
@@ -21,9 +23,16 @@ from click.core import ParameterSource
 
 from lifelong_gym.envs.kg import phrases
 from lifelong_gym.envs.kg.backends import OxigraphBackend, graph_files
+from lifelong_gym.envs.kg.graph_binding import content_sha256, keep_graph_in_use
 from lifelong_gym.envs.kg.sexpr import SExpr, dump_sexpr, parse_action, sexpr_to_actions
 from lifelong_gym.envs.kg.sparql import count_query, entities_query
-from lifelong_gym.envs.kg.synthetic_graph import RELATIONS, Graph, build_graph, write_ntriples
+from lifelong_gym.envs.kg.synthetic_graph import (
+    RELATIONS,
+    Graph,
+    build_graph,
+    ntriples,
+    write_ntriples,
+)
 from lifelong_gym.errors import ConfigError
 from lifelong_gym.generation import (
     DEFAULT_NAME,
@@ -173,11 +182,15 @@ def generate(
     the number of triples and of questions.
 
     Questions are drawn from `question_seed` (default `seed`); none repeats another's text
-    or one of `exclude`.
+    or one of `exclude`. Each records the graph's content hash (`graph_sha256`). A graph
+    that other task files beside it are played on is not replaced by another (ConfigError).
     """
     graph = build_graph(seed, scale)
+    data = ntriples(graph)
+    sha256 = content_sha256(data)
     graph_path = graph_file(path, shared_graph)
-    triples = write_ntriples(graph, graph_path)
+    keep_graph_in_use(graph_path, sha256, path)
+    write_ntriples(data, graph_path)
     rng = random.Random((seed if question_seed is None else question_seed) + 1)
     store = OxigraphBackend(graph_path, timeout=60)
     try:
@@ -187,8 +200,8 @@ def generate(
         store.close()
     order = list(range(len(records)))
     rng.shuffle(order)
-    write_task_set(records, order, path)
-    return triples, len(records)
+    write_task_set([record | {"graph_sha256": sha256} for record in records], order, path)
+    return data.count(b"\n"), len(records)
 
 
 def make_questions(

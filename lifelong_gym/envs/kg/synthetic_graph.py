@@ -179,10 +179,13 @@ def build_graph(seed: int, scale: float = 1.0) -> Graph:
     return graph
 
 
-def write_ntriples(graph: Graph, path: Path) -> int:
-    """Write the graph as gzip-compressed N-Triples, atomically (equal graphs, equal bytes)."""
-    lines = graph.triple_lines()
-    data = ("\n".join(lines) + "\n").encode("utf-8")
+def ntriples(graph: Graph) -> bytes:
+    """The graph as N-Triples (equal graphs, equal bytes)."""
+    return ("\n".join(graph.triple_lines()) + "\n").encode("utf-8")
+
+
+def write_ntriples(data: bytes, path: Path) -> None:
+    """Write N-Triples gzip-compressed, atomically (equal data, equal bytes)."""
     with (
         replacing(path) as temporary,
         temporary.open("wb") as raw,
@@ -190,7 +193,6 @@ def write_ntriples(graph: Graph, path: Path) -> int:
         gzip.GzipFile(filename=path.name, mode="wb", fileobj=raw, mtime=0) as handle,
     ):
         handle.write(data)
-    return len(lines)
 
 
 def _popularity(size: int, rng: random.Random) -> list[float]:

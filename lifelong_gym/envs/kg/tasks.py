@@ -28,6 +28,7 @@ class KGTask(Task):
     answer_list: tuple[str, ...]
     qid: str = ""
     source: str = ""
+    graph_sha256: str = ""  # the content hash of the graph it was generated on, if recorded
 
     def oracle_action(self, history: Sequence[ChatMessage]) -> ActionCall | FinalAnswer:
         """The next reference action, and after the last one the final answer."""
@@ -76,6 +77,7 @@ def kg_task_from_record(key: str, record: dict[str, Any]) -> KGTask:
         answer_list=tuple(_answer_text(a) for a in record["answer_list"]),
         qid=str(record.get("qid") or ""),
         source=str(record.get("source") or ""),
+        graph_sha256=str(record.get("graph_sha256") or ""),
     )
 
 
