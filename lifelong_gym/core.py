@@ -6,7 +6,6 @@ import logging
 from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar, Generic
 
 import gymnasium as gym
@@ -238,9 +237,10 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
         parsed = self.parse_action(reply)
         return None if isinstance(parsed, InvalidReply) else parsed.key()
 
-    def data_files(self) -> dict[str, Path]:
-        """The files besides the task set whose content decides the tasks' answers (a
-        knowledge graph), by name; a run hashes them so that it never resumes over others."""
+    def data_content(self) -> dict[str, dict[str, str]]:
+        """The data besides the task set whose content decides the tasks' answers (a
+        knowledge graph), by name: its `source` and the `sha256` of its content; a run keeps
+        them so that it never resumes over other data."""
         return {}
 
     @abstractmethod

@@ -10,8 +10,6 @@ written before content hashes were kept compare their paths, made absolute, as b
 
 from __future__ import annotations
 
-import functools
-import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +31,7 @@ def run_content(env: gym.Env, probe_tasks: TaskSet | None = None) -> dict[str, d
     """The content identity of a run over `env` (and its probe set): for the tasks, the
     probe tasks and each data file of the environment, where it is and its hash."""
     content = {TASKS: tasks_content(env.unwrapped.tasks)}
-    for name, path in env.unwrapped.data_files().items():
-        if path.is_file():  # not a file on another node (an environment in a Ray actor)
-            content[name] = {"source": str(path), "sha256": file_sha256(path)}
+    content.update(env.unwrapped.data_content())  # hashed where it runs (a Ray actor's node)
     if probe_tasks is not None:
         content[PROBES] = tasks_content(probe_tasks)
     return content
@@ -45,21 +41,6 @@ def tasks_content(tasks: TaskSet) -> dict[str, str | None]:
     """Where a task set was read from (None when made in memory) and its records' hash."""
     source = str(tasks.source) if tasks.source is not None else None
     return {"source": source, "sha256": tasks.content_sha256}
-
-
-def file_sha256(path: Path) -> str:
-    """The hash of a file's bytes (read again only when its size or time changed)."""
-    stat = path.stat()
-    return _file_sha256(path, stat.st_size, stat.st_mtime_ns)
-
-
-@functools.lru_cache(maxsize=16)
-def _file_sha256(path: Path, _size: int, _mtime_ns: int) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()[:16]
 
 
 def refuse_changed_content(folder: Path, saved: dict[str, Any], current: dict[str, Any]) -> None:

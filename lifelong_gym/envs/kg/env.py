@@ -218,12 +218,12 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
         self._executed.append(True)
         return Interaction(observation)
 
-    def data_files(self) -> dict[str, Path]:
-        """The graph file the embedded store loaded (none for an endpoint: its content is
-        the server's)."""
-        if isinstance(self.backend, OxigraphBackend):
-            return {"graph": self.backend.path.resolve()}
-        return {}
+    def data_content(self) -> dict[str, dict[str, str]]:
+        """The graph the embedded store loaded (none for an endpoint: its content is the
+        server's)."""
+        if self.graph_sha256 is None:
+            return {}
+        return {"graph": {"source": str(self.backend.path.resolve()), "sha256": self.graph_sha256}}
 
     def release(self) -> None:
         """Close the store or endpoint connection."""
