@@ -7,8 +7,9 @@ as one line). The messages say what to change. Three families:
   cannot be used, found before or at the start of a run;
 - back-end errors (`BackendError`): a server, engine or store that cannot serve the
   environment (unreachable, refused, missing image);
-- run errors: a run that stopped (`RunAbortedError`) or an agent that could not reply
-  (`AgentError`, whose `status` is what the session ends with).
+- run errors: a run that stopped (`RunAbortedError`), one whose sessions errored
+  (`RunErrorsError`), or an agent that could not reply (`AgentError`, whose `status` is
+  what the session ends with).
 - observations: a store that would not finish the agent's query (`QueryRefused`).
 
 Errors that come from an agent's reply (`ActionError`) never leave an environment: they
@@ -97,6 +98,15 @@ class ImageBuildError(BackendError):
 
 class RunAbortedError(LifelongGymError, RuntimeError):
     """The run stopped: too many sessions in a row failed, or a callback cannot resume."""
+
+
+class RunErrorsError(LifelongGymError, RuntimeError):
+    """A run finished, but some of its sessions errored: its success leaves them out.
+
+    The command line exits with `exit_code` (3), apart from the user errors' 1.
+    """
+
+    exit_code = 3
 
 
 class AgentError(LifelongGymError):

@@ -77,12 +77,11 @@ def _runs_table(runs: Sequence[ComparedRun], page: Path) -> str:
             f"<td>{escape(identity.agent)}</td>"
             f"<td>{escape(', '.join(identity.callbacks) or 'none')}</td>"
             f"<td class='num'>{run.metrics.sessions}</td>"
+            f"<td class='num'>{run.metrics.errored}</td>"
             f"<td class='num'>{run.metrics.success_rate:.1%}</td></tr>"
         )
-    head = "".join(
-        f"<th>{h}</th>"
-        for h in ("", "run", "environment", "task set", "agent", "callbacks", "sessions", "success")
-    )
+    columns = ("", "run", "environment", "task set", "agent", "callbacks", "sessions", "errored")
+    head = "".join(f"<th>{h}</th>" for h in (*columns, "success (of the judged)"))
     return (
         "<section class='panel' id='runs'><h2>Runs</h2><table class='runs-table'>"
         f"<tr>{head}</tr>{''.join(rows)}</table></section>"
@@ -138,7 +137,7 @@ def _skills_table(runs: Sequence[ComparedRun]) -> str:
             out.append(f"<td class='num'>{rate[0]:.1%} <small>{rate[1]}</small>{gain}</td>")
         return "".join(out)
 
-    overall = [(r.metrics.success_rate, f"{r.metrics.correct}/{r.metrics.sessions}") for r in runs]
+    overall = [(r.metrics.success_rate, f"{r.metrics.correct}/{r.metrics.judged}") for r in runs]
     rows = [f"<tr><th>overall</th>{cells(overall)}</tr>"]
     for skill in skills:
         rates = [
