@@ -98,9 +98,9 @@ class Runner:
         self._bar: tqdm | None = None  # the progress of a run, and its running counts
         self.state = RunState()  # what the callbacks see of the run's progress
         self.stop_requested = False  # see `request_stop`
+        # where the runner says what it does beyond its progress bar (the sessions a retry
+        # plays again): the log by default; the command line prints it
         self.notify: Callable[[str], None] = logger.info
-        """Where the runner says what it does beyond its progress bar (the sessions a
-        retry plays again); the command line prints it."""
 
     # -- the run ------------------------------------------------------------------------
 
