@@ -83,10 +83,12 @@ def raise_if_errored(played: Sequence[PlayedRun]) -> None:
         statuses.update(metrics.errored_counts)
     counts = ", ".join(f"{status} {count}" for status, count in sorted(statuses.items()))
     folders = ", ".join(str(folder) for folder, _ in errored)
+    total = statuses.total()
+    sessions = "1 session" if total == 1 else f"{total} sessions"
     raise RunErrorsError(
-        f"{statuses.total()} sessions errored ({counts}) in {folders}: not counted in the "
-        "success rate; fix the cause and run the same command with --retry-errors to play "
-        "them again (docs/runner.md)"
+        f"{sessions} errored ({counts}) in {folders}: not counted in the success rate; fix "
+        "the cause and run the same command with --retry-errors to play them again "
+        "(docs/runner.md)"
     )
 
 

@@ -132,7 +132,7 @@ def test_a_run_with_errored_sessions_exits_3_with_one_line(tmp_path):
     result = invoke_run(*args)
     assert result.exit_code == 3, result.output
     assert result.output.strip().splitlines()[-1] == (
-        f"Error: 1 sessions errored (task_unknown_error 1) in {out}: not counted in the "
+        f"Error: 1 session errored (task_unknown_error 1) in {out}: not counted in the "
         "success rate; fix the cause and run the same command with --retry-errors to play "
         "them again (docs/runner.md)"
     )

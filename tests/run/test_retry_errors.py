@@ -59,7 +59,7 @@ def test_straight_killed_and_retried_runs_are_byte_identical(tmp_path):
     assert (
         first.stderr.strip()
         .splitlines()[-1]
-        .startswith("Error: 1 sessions errored (task_unknown_error 1) in ")
+        .startswith("Error: 1 session errored (task_unknown_error 1) in ")
     )
     lines = [json.loads(line) for line in complete_lines(retried / "sessions.jsonl")]
     assert [line["status"] for line in lines].count("task_unknown_error") == 1
