@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from lifelong_gym.cli import main
@@ -142,3 +143,28 @@ def test_a_run_with_errored_sessions_exits_3_with_one_line(tmp_path):
     assert result.exit_code == 0, result.output
     assert "retrying from session" in result.output
     assert json.loads((out / "metrics.json").read_text())["errored"] == 0
+
+
+def test_a_grid_cell_with_errored_sessions_is_not_skipped_and_the_grid_exits_3(tmp_path):
+    broken = tmp_path / "broken"
+    broken.touch()
+    methods = {
+        "standard": [],
+        "buggy": [f"{BROKEN_CALLBACK}:position=1,broken={broken}"],
+    }
+    grid = {"max-tasks": 3, "grid": {"envs": {"db": {"env": "LifelongDB-v0"}}, "methods": methods}}
+    config = tmp_path / "grid.yaml"
+    config.write_text(yaml.safe_dump({"output": str(tmp_path / "grid"), **grid}, sort_keys=False))
+    result = invoke_run("--config", str(config))
+    assert result.exit_code == 3, result.output
+    assert "1 session errored (task_unknown_error 1) in " in result.output
+    result = invoke_run("--config", str(config))
+    assert "cell 1/2 db/standard: finished already, skipped" in result.output
+    assert "cell 2/2 db/buggy: running into" in result.output and result.exit_code == 3
+    broken.unlink()
+    result = invoke_run("--config", str(config), "--retry-errors")
+    assert result.exit_code == 0, result.output
+    assert "cell 2/2 db/buggy: finished already" not in result.output
+    assert (
+        "cell 2/2 db/buggy: finished already, skipped" in invoke_run("--config", str(config)).output
+    )
