@@ -12,6 +12,7 @@ from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
+from lifelong_gym.metrics import describe_errors
 from lifelong_gym.run.compare import ComparedRun, comparison_warnings, solved_by_one
 from lifelong_gym.run.html_measures import cost_comparison_panel, paired_gain_panels
 from lifelong_gym.run.html_page import render_page, write_page
@@ -82,9 +83,14 @@ def _runs_table(runs: Sequence[ComparedRun], page: Path) -> str:
         )
     columns = ("", "run", "environment", "task set", "agent", "callbacks", "sessions", "errored")
     head = "".join(f"<th>{h}</th>" for h in (*columns, "success (of the judged)"))
+    errored = "".join(
+        f"<p class='note errored'>{run.letter}: {escape(errors)}</p>"
+        for run in runs
+        if (errors := describe_errors(run.metrics))
+    )
     return (
         "<section class='panel' id='runs'><h2>Runs</h2><table class='runs-table'>"
-        f"<tr>{head}</tr>{''.join(rows)}</table></section>"
+        f"<tr>{head}</tr>{''.join(rows)}</table>{errored}</section>"
     )
 
 

@@ -122,6 +122,9 @@ def test_compare_and_the_gain_leave_errored_tasks_out(tmp_path):
     result = CliRunner().invoke(main, ["compare", *folders])
     assert result.exit_code == 0, result.output
     assert "overall" in result.output and "90.9%" in result.output  # 10 of 11 judged
+    page = tmp_path / "compare.html"
+    assert CliRunner().invoke(main, ["compare", *folders, "--html", str(page)]).exit_code == 0
+    assert "A: 1 errored (task_unknown_error 1): not counted" in page.read_text()
 
 
 def test_a_run_with_errored_sessions_exits_3_with_one_line(tmp_path):
