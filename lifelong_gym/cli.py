@@ -33,17 +33,20 @@ from lifelong_gym.run.grid_compare import read_grid_index
 from lifelong_gym.run.html_compare import write_compare_page
 from lifelong_gym.run.probe_display import format_probes, run_probes
 from lifelong_gym.run.report import format_report, report_run
-from lifelong_gym.run.run_cli import run_resumable
+from lifelong_gym.run.run_cli import raise_if_errored, run_resumable
 from lifelong_gym.run.sigterm import stop_on_sigterm
 
 
 @contextmanager
 def one_line_errors() -> Iterator[None]:
-    """The suite's errors and Click's usage errors as one line `Error: ...`, exit code 1."""
+    """The suite's errors and Click's usage errors as one line `Error: ...`, exit code 1 (or
+    the error's own `exit_code`: 3 for sessions that errored)."""
     try:
         yield
     except LifelongGymError as error:
-        raise click.ClickException(str(error)) from None
+        one_line = click.ClickException(str(error))
+        one_line.exit_code = getattr(error, "exit_code", one_line.exit_code)
+        raise one_line from None
     except click.exceptions.NoArgsIsHelpError as error:
         error.exit_code = 1  # a bare group prints its help, with the one exit code
         raise
@@ -96,6 +99,12 @@ def main(verbose: bool) -> None:
 @click.option("--concurrency", type=int, help="Run up to this many tasks at once (default 1).")
 @click.option("--ray", help="Run the environments in Ray actors: ADDRESS, auto or local.")
 @click.option("--overwrite", is_flag=True, default=None, help="Start over instead of resuming.")
+@click.option(
+    "--retry-errors",
+    is_flag=True,
+    default=None,
+    help="Resume from the first errored session: play it and the ones after it again.",
+)
 @click.option("--no-progress", "progress", flag_value=False, default=None, help="Be quiet.")
 @click.option(
     "--stateless-baseline",
@@ -127,8 +136,8 @@ def run(config_path: str | None, only: tuple[str, ...], **flags: object) -> None
             return
         config = run_config(settings, flags)
         config.check()  # a bad price, probe setting, callback or env argument: before anything runs
-        for replicate in config.replicate_runs():
-            run_resumable(replicate, stop)
+        runs = config.replicate_runs()
+        raise_if_errored([played for run in runs for played in run_resumable(run, stop)])
 
 
 @main.command()

@@ -7,9 +7,9 @@ as one line). The messages say what to change. Three families:
   cannot be used, found before or at the start of a run;
 - back-end errors (`BackendError`): a server, engine or store that cannot serve the
   environment (unreachable, refused, missing image);
-- run errors: a run that stopped (`RunAbortedError`), a user's callback that raised
-  (`CallbackError`) or an agent that could not reply (`AgentError`, whose `status` is what
-  the session ends with).
+- run errors: a run that stopped (`RunAbortedError`), one whose sessions errored
+  (`RunErrorsError`), a user's callback that raised (`CallbackError`) or an agent that
+  could not reply (`AgentError`, whose `status` is what the session ends with).
 - observations: a store that would not finish the agent's query (`QueryRefused`).
 
 Errors that come from an agent's reply (`ActionError`) never leave an environment: they
@@ -112,6 +112,15 @@ class CallbackError(LifelongGymError, RuntimeError):
     """A user's callback raised in one of the hooks the run calls outside a session
     (`__init__`, `setup`, `load_state`, `state`); the message names the callback, the hook,
     the exception and the log file that holds its traceback."""
+
+
+class RunErrorsError(LifelongGymError, RuntimeError):
+    """A run finished, but some of its sessions errored: its success leaves them out.
+
+    The command line exits with `exit_code` (3), apart from the user errors' 1.
+    """
+
+    exit_code = 3
 
 
 class AgentError(LifelongGymError):

@@ -26,6 +26,36 @@ class SessionStatus(StrEnum):
     AGENT_UNKNOWN_ERROR = "agent_unknown_error"
 
 
+ERROR_STATUSES = frozenset(
+    {
+        SessionStatus.TASK_ENVIRONMENT_ERROR,
+        SessionStatus.TASK_UNKNOWN_ERROR,
+        SessionStatus.AGENT_UNKNOWN_ERROR,
+    }
+)
+"""Statuses of a session that an error ended (ours, the environment's, or the user's code:
+a callback, a custom agent): no verdict on the agent, so never counted in its success."""
+
+JUDGED_STATUSES = frozenset(
+    {
+        SessionStatus.COMPLETED,
+        SessionStatus.AGENT_VALIDATION_FAILED,
+        SessionStatus.TASK_LIMIT_REACHED,
+        SessionStatus.AGENT_CONTEXT_LIMIT,
+        SessionStatus.AGENT_OUT_OF_MEMORY,
+    }
+)
+"""Statuses the benchmark scores as the agent's own doing: its success is counted over these."""
+
+SETUP_FAILURE_STATUSES = ERROR_STATUSES | {
+    SessionStatus.AGENT_CONTEXT_LIMIT,
+    SessionStatus.AGENT_OUT_OF_MEMORY,
+}
+"""Statuses that, many in a row, point at the set-up (a model too small for the prompts, a
+server down, a broken callback) rather than at the agent: the run stops after a number of
+them in a row (`max_consecutive_failures`)."""
+
+
 class EvaluationOutcome(StrEnum):
     """The verdict on a finished task (the benchmark's values)."""
 
@@ -95,6 +125,17 @@ class Session(BaseModel):
     def finished(self) -> bool:
         """Whether the session has left the initial and running states."""
         return self.status not in (SessionStatus.INITIAL, SessionStatus.RUNNING)
+
+    @property
+    def errored(self) -> bool:
+        """Whether an error ended the session (`ERROR_STATUSES`): it judges nothing."""
+        return self.status in ERROR_STATUSES
+
+    @property
+    def solved(self) -> bool:
+        """Whether the agent solved the task: a correct outcome of a session no error ended
+        (a callback that raised after a correct answer leaves the outcome correct)."""
+        return self.outcome == EvaluationOutcome.CORRECT and not self.errored
 
 
 _CHAT_ROLES = {Role.USER: "user", Role.AGENT: "assistant"}

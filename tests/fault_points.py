@@ -71,6 +71,19 @@ class SigtermAt(Callback):
                 os.kill(os.getpid(), signal.SIGTERM)
 
 
+class BrokenWhile(Callback):
+    """A bug in a user's callback: it raises as the task at `position` of the stream
+    completes, while the file `broken` exists (deleting it is the fix). For `lifelong-gym run
+    --callback tests.fault_points.BrokenWhile:position=N,broken=PATH` (one task at a time)."""
+
+    def __init__(self, position: int, broken: str):
+        self.position, self.broken = position, Path(broken)
+
+    def on_environment_complete(self, run, state, control, *, history, **kwargs):
+        if len(history) == self.position and self.broken.exists():
+            raise RuntimeError("a bug in the user's callback")
+
+
 def strike_run(
     env: gym.Env,
     output: Path,

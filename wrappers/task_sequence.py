@@ -10,7 +10,7 @@ from gymnasium.utils import RecordConstructorArgs
 
 from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics, compute_metrics
 from lifelong_gym.orders import OrderName, shard_order, task_order
-from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
+from lifelong_gym.session import Session, SessionStatus
 
 
 class LifelongTaskSequence(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
@@ -67,14 +67,14 @@ class LifelongTaskSequence(gym.Wrapper[str, str, str, str], RecordConstructorArg
         self.window = window
         self.position = 0
         self.sessions: list[Session] = []
-        self._correct = 0
+        self._correct = self._errored = 0
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         """Start the next task of the stream (or `options["task_index"]` when given)."""
         if seed is not None:  # a new run: seeded resets and their steps repeat exactly
-            self.position, self.sessions, self._correct = 0, [], 0
+            self.position, self.sessions, self._correct, self._errored = 0, [], 0, 0
         options = dict(options or {})
         if options.get("task_index") is None:
             options["task_index"] = self.order[self.position % len(self.order)]
@@ -97,12 +97,15 @@ class LifelongTaskSequence(gym.Wrapper[str, str, str, str], RecordConstructorArg
         return observation, reward, terminated, truncated, info
 
     def running_figures(self) -> dict[str, Any]:
-        """Sessions so far, their success rate and the position in the stream."""
+        """Sessions so far, how many were judged (no error ended them), their success rate
+        (over the judged) and the position in the stream."""
         count = len(self.sessions)
+        judged = count - self._errored
         return {
             "sessions": count,
+            "judged": judged,
             "correct": self._correct,
-            "success_rate": self._correct / count if count else 0.0,
+            "success_rate": self._correct / judged if judged else 0.0,
             "position": self.position,
             "stream_length": len(self.order),
             "epoch": max(self.position - 1, 0) // len(self.order),
@@ -114,4 +117,5 @@ class LifelongTaskSequence(gym.Wrapper[str, str, str, str], RecordConstructorArg
 
     def _record(self, session: Session) -> None:
         self.sessions.append(session.model_copy(deep=True))
-        self._correct += session.outcome == EvaluationOutcome.CORRECT
+        self._correct += session.solved
+        self._errored += session.errored

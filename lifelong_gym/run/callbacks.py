@@ -76,7 +76,10 @@ class RunState:
     - `tasks_total`: tasks in the stream (after `max_tasks`).
     - `tasks_done`: finished sessions of the stream, resumed ones included.
     - `correct`: how many of them were solved.
-    - `consecutive_failures`: the error statuses in a row at the end of the stream so far.
+    - `errored`: how many of them an error ended (`lifelong_gym.session.ERROR_STATUSES`):
+      not judged, so success is `correct / (tasks_done - errored)`.
+    - `consecutive_failures`: the sessions in a row at the end of the stream so far that
+      ended in a status of `lifelong_gym.session.SETUP_FAILURE_STATUSES`.
     - `current_task`: the task index of the session whose event fires (None for
       `restore_state`); with tasks in flight (`concurrency`), the one of this event.
     - `probing`: the event belongs to a probe episode (docs/metrics.md), not the stream.
@@ -88,6 +91,7 @@ class RunState:
     tasks_done: int = 0
     correct: int = 0
     consecutive_failures: int = 0
+    errored: int = 0
     current_task: int | None = None
     probing: bool = False
     probe_results: Sequence[Any] = field(default_factory=list)

@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lifelong_gym.errors import ConfigError
-from lifelong_gym.metrics import LifelongMetrics
+from lifelong_gym.metrics import LifelongMetrics, describe_errors
 from lifelong_gym.run.folder import CONFIG_FILE, replicates_in
 from lifelong_gym.run.run_record import RunRecord, load_run
-from lifelong_gym.session import EvaluationOutcome
 
 MAX_FILE_NAME = 120
 
@@ -101,11 +100,13 @@ def comparison_warnings(runs: Sequence[ComparedRun]) -> list[str]:
 
 
 def format_runs(runs: Sequence[ComparedRun]) -> str:
-    """The key of the letters: each run's full name, environment, agent and size."""
+    """The key of the letters: each run's full name, environment, agent and size (and the
+    sessions that errored, which its success leaves out)."""
     width = max(len(run.name) for run in runs)
     return "\n".join(
         f"{run.letter}  {run.name:<{width}}  {run.record.identity.env}, "
         f"agent {run.record.identity.agent}, {run.metrics.sessions} sessions"
+        + (f"; {errors}" if (errors := describe_errors(run.metrics)) else "")
         for run in runs
     )
 
@@ -131,7 +132,8 @@ def format_replicates(runs: Sequence[ComparedRun]) -> str:
 
 
 def format_comparison(names: Sequence[str], runs: Sequence[LifelongMetrics]) -> str:
-    """A table: overall success and success per skill, each run beside the first, with the gain.
+    """A table: overall success and success per skill (over each run's judged sessions),
+    each run beside the first, with the gain.
 
     `names` head the columns (the runs' letters).
     """
@@ -195,10 +197,10 @@ def plot_comparison(runs: Sequence[ComparedRun], path: Path) -> Path:
 
 
 def solved_by_one(first: RunRecord, second: RunRecord) -> tuple[list[int], list[int]]:
-    """The task indices both runs worked on that only the first, or only the second, solved."""
+    """The task indices both runs were judged on (neither errored) that only the first, or
+    only the second, solved."""
     solved = [
-        {s.task_index: s.outcome == EvaluationOutcome.CORRECT for s in run.sessions}
-        for run in (first, second)
+        {s.task_index: s.solved for s in run.sessions if not s.errored} for run in (first, second)
     ]
     common = [index for index in solved[0] if index in solved[1]]
     only_first = [i for i in common if solved[0][i] and not solved[1][i]]

@@ -85,6 +85,7 @@ class RunConfig(RunSettings):
                 "output",
                 "max_tasks",
                 "overwrite",
+                "retry_errors",  # plays errored sessions again, in the same run
                 "progress",
                 "max_consecutive_failures",
                 "max_skipped_interactions",  # when to give up on a session

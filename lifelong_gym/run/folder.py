@@ -8,6 +8,18 @@ file, then `os.replace`); runs whose callbacks keep no state never rewrite it. A
 whose line is on disk but whose state is not (the process was killed in between) is
 dropped on resume and run again, so a kill loses at most the session in flight.
 
+Errored sessions (`lifelong_gym.session.ERROR_STATUSES`) can be played again
+(`--retry-errors`), as if they had never errored, so the callbacks' state from before the
+first one is kept: just before the line of the first errored session of the record is
+appended, `state.before-error.json` gets a copy of `state.json` as it is then (the
+`position` of that session added; none when no callback keeps state). A retry
+(`cut_at_first_error`) cuts the record back to just before the first errored session:
+it writes the cut as a journal, `retry.json` (where `sessions.jsonl` is cut, the size of
+`sessions.retried.jsonl` before, the state to restore), then copies the lines cut off to
+the end of `sessions.retried.jsonl`, puts the kept state back in `state.json`, truncates
+`sessions.jsonl`, and deletes the journal. A process killed anywhere in between leaves the
+journal, and the next `load` finishes the cut from it (each step can be done again).
+
 A full disk stops the run with one `RunDirectoryError` (`disk_space_of`); a line the disk
 cut short is cut back off, so the folder stays readable, and the same command resumes
 once there is space.
@@ -20,8 +32,10 @@ import fcntl
 import json
 import os
 import re
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,10 +53,16 @@ METRICS_FILE = "metrics.json"
 COSTS_FILE = "costs.jsonl"  # each session's cost (lifelong_gym.run.cost)
 COST_SUMMARY_FILE = "cost.json"
 PROBES_FILE = "probes.jsonl"  # the probe episodes (lifelong_gym.run.probes)
+STATE_BEFORE_ERROR_FILE = "state.before-error.json"
+RETRY_FILE = "retry.json"  # the journal of a cut back to the first errored session
+RETRIED_FILE = "sessions.retried.jsonl"  # the sessions retries cut off the record
 LOCK_FILE = ".lock"
 RUN_FILES = (
     SESSIONS_FILE,
     STATE_FILE,
+    STATE_BEFORE_ERROR_FILE,
+    RETRY_FILE,
+    RETRIED_FILE,
     CONFIG_FILE,
     METRICS_FILE,
     COSTS_FILE,
@@ -156,6 +176,27 @@ def read_sessions(path: Path) -> tuple[list[Session], list[int], list[bool]]:
     return sessions, ends, changed
 
 
+@dataclass(frozen=True)
+class RetryCut:
+    """The sessions a retry cut off the record: from `position` (0-based, the first errored
+    session's) to the end."""
+
+    position: int
+    sessions: list[Session]
+
+    def describe(self) -> str:
+        """What is played again, and why, as one line."""
+        errored = Counter(s.status.value for s in self.sessions if s.errored)
+        statuses = ", ".join(f"{k} {v}" for k, v in sorted(errored.items()))
+        after = len(self.sessions) - 1
+        seen = f", and the {after} after the first, which saw it" if after else ""
+        return (
+            f"retrying from session {self.position + 1}: playing {len(self.sessions)} "
+            f"sessions again, {sum(errored.values())} errored ({statuses}){seen}; the "
+            f"sessions cut off are kept in {RETRIED_FILE}"
+        )
+
+
 class RunDirectory:
     """The output folder of one run: a lock, the session record, config, state, metrics."""
 
@@ -242,8 +283,11 @@ class RunDirectory:
         """The sessions done so far and the callbacks' states, repairing a torn tail.
 
         When the process died after a session's line but before its state, that line is
-        dropped so that the session is run again with the state it started from.
+        dropped so that the session is run again with the state it started from; a retry's
+        cut that a kill interrupted is finished first.
         """
+        if (journal := self.read_json(RETRY_FILE)) is not None:
+            self._finish_cut(journal)
         sessions, ends, changed = read_sessions(self.sessions_path)
         state = self.read_json(STATE_FILE) or {"sessions": 0, "callbacks": {}}
         saved, callbacks = state.get("sessions"), state.get("callbacks", {})
@@ -282,6 +326,76 @@ class RunDirectory:
         if callback_states is not None:
             state = {"sessions": self.sessions_done, "callbacks": callback_states}
             self.write_json(STATE_FILE, state)
+
+    def keep_state_before_error(self, position: int) -> None:
+        """Keep the callbacks' state as it is now, before the line of the first errored
+        session (at `position`) is appended: what a retry restores."""
+        state = self.read_json(STATE_FILE)
+        self.write_json(STATE_BEFORE_ERROR_FILE, {"position": position, "state": state})
+
+    def cut_at_first_error(self) -> RetryCut | None:
+        """Cut the record back to just before its first errored session, with the callbacks'
+        state of that point (see the module's docstring); None when nothing errored."""
+        sessions, ends, _changed = read_sessions(self.sessions_path)
+        first = next((i for i, session in enumerate(sessions) if session.errored), None)
+        if first is None:
+            return None
+        retried = self.path / RETRIED_FILE
+        journal = {
+            "cut_at": ends[first - 1] if first else 0,
+            "retried_size": retried.stat().st_size if retried.exists() else 0,
+            "state": self._state_before(first),
+        }
+        self.write_json(RETRY_FILE, journal)
+        self._finish_cut(journal)
+        return RetryCut(first, sessions[first:])
+
+    def _state_before(self, position: int) -> dict[str, Any] | None:
+        """The callbacks' state before the session at `position`: the one kept for it, or
+        `state.json` when no session from there on changed it (a folder of an earlier
+        version keeps none)."""
+        kept = self.read_json(STATE_BEFORE_ERROR_FILE)
+        if kept is not None and kept.get("position") == position:
+            return kept.get("state")
+        state = self.read_json(STATE_FILE)
+        saved = 0 if state is None else state.get("sessions")
+        if isinstance(saved, int) and saved <= position:
+            return state
+        raise RunDirectoryError(
+            f"{self.path}: cannot retry from session {position + 1}, the first errored one: "
+            f"the callbacks' state before it was not kept ({STATE_BEFORE_ERROR_FILE} is "
+            "missing: a folder of an earlier version); go on without --retry-errors, or "
+            "start over with --overwrite"
+        )
+
+    def _finish_cut(self, journal: dict[str, Any]) -> None:
+        """Do (or finish) the cut `journal` describes; every step can be done again."""
+        try:
+            cut_at, retried_size = int(journal["cut_at"]), int(journal["retried_size"])
+            state = journal["state"]
+        except (KeyError, TypeError, ValueError):
+            journal_path = self.path / RETRY_FILE
+            raise RunDirectoryError(f"{journal_path} is not a retry's journal; {REPAIR}") from None
+        if self.sessions_path.exists() and self.sessions_path.stat().st_size > cut_at:
+            with self.sessions_path.open("rb") as record:
+                record.seek(cut_at)
+                cut_off = record.read()
+            descriptor = os.open(
+                self.path / RETRIED_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644
+            )
+            try:  # a copy a kill cut short is replaced
+                os.ftruncate(descriptor, retried_size)
+                append_whole(descriptor, cut_off)
+            finally:
+                os.close(descriptor)
+        if state is None:
+            (self.path / STATE_FILE).unlink(missing_ok=True)
+        else:
+            self.write_json(STATE_FILE, state)
+        if self.sessions_path.exists():
+            os.truncate(self.sessions_path, cut_at)
+        (self.path / STATE_BEFORE_ERROR_FILE).unlink(missing_ok=True)
+        (self.path / RETRY_FILE).unlink()
 
     def close(self) -> None:
         """Close the session record and release the folder's lock."""

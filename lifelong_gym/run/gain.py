@@ -1,9 +1,11 @@
 """The gain of a run over its stateless twin: the same stream run by the agent alone.
 
 The gain is the stateful run's success minus the stateless run's, over the tasks both
-finished, paired task by task; overall and per skill, each with a 95% confidence interval
-from a paired bootstrap (`paired_bootstrap`). A gain whose interval holds 0 is within noise.
-`run --stateless-baseline` writes the twin into OUTPUT/stateless (docs/runner.md).
+finished, paired task by task, leaving out the tasks either run errored on (an error is no
+verdict on the agent: `lifelong_gym.session.ERROR_STATUSES`); overall and per skill, each
+with a 95% confidence interval from a paired bootstrap (`paired_bootstrap`). A gain whose
+interval holds 0 is within noise. `run --stateless-baseline` writes the twin into
+OUTPUT/stateless (docs/runner.md).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pydantic import BaseModel
 from lifelong_gym.errors import ConfigError, LifelongGymError
 from lifelong_gym.run.folder import SESSIONS_FILE
 from lifelong_gym.run.run_record import RunRecord, load_run
-from lifelong_gym.session import EvaluationOutcome
+from lifelong_gym.session import Session
 
 STATELESS_FOLDER = "stateless"
 RESAMPLES = 10_000
@@ -72,10 +74,21 @@ class GainFigure(BaseModel):
 
 
 class Gain(BaseModel):
-    """The gain of a run over its stateless twin, overall and per skill."""
+    """The gain of a run over its stateless twin, overall and per skill; `errored_pairs`
+    tasks both finished are left out, as either run errored on them."""
 
     overall: GainFigure
     per_skill: dict[str, GainFigure]
+    errored_pairs: int = 0
+
+    def left_out(self) -> str:
+        """The line saying how many pairs were left out, or "" when none was."""
+        if not self.errored_pairs:
+            return ""
+        return (
+            f"{self.errored_pairs} tasks left out: either run errored on them "
+            "(not counted, see docs/runner.md)"
+        )
 
 
 def _figure(pairs: Sequence[tuple[bool, bool]]) -> GainFigure:
@@ -99,15 +112,20 @@ def paired_gain(stateful: RunRecord, stateless: RunRecord) -> Gain:
             f"no paired gain: {stateful.folder} and {stateless.folder} did not run the same "
             f"task stream ({_stream(first.task_stream)} against {_stream(second.task_stream)})"
         )
-    solved = {s.task_index: s.outcome == EvaluationOutcome.CORRECT for s in stateless.sessions}
-    paired = [(s, solved[s.task_index]) for s in stateful.sessions if s.task_index in solved]
+    others = {s.task_index: s for s in stateless.sessions}
+    both: list[tuple[Session, Session]] = [
+        (s, others[s.task_index]) for s in stateful.sessions if s.task_index in others
+    ]
+    paired = [(s, other.solved) for s, other in both if not (s.errored or other.errored)]
     if not paired:
+        none = "judged task" if both else "finished task"
         raise ConfigError(
-            f"no paired gain: {stateful.folder} and {stateless.folder} share no finished task"
+            f"no paired gain: {stateful.folder} and {stateless.folder} share no {none}"
         )
-    pairs = [(s.outcome == EvaluationOutcome.CORRECT, other) for s, other in paired]
+    pairs = [(s.solved, other) for s, other in paired]
     skills = sorted({skill for s, _ in paired for skill in s.skills})
     return Gain(
+        errored_pairs=len(both) - len(paired),
         overall=_figure(pairs),
         per_skill={
             skill: _figure(
@@ -152,6 +170,8 @@ def format_gain(
             f"{name:<{width}}  {figure.tasks:>5}  {figure.stateful:>9.1%}  "
             f"{figure.stateless:>9.1%}  {describe_gain(figure)}"
         )
+    if note := gain.left_out():
+        lines.append(note)
     return "\n".join(lines)
 
 

@@ -184,7 +184,8 @@ def _cell(
 
 def run_finished(config: RunConfig) -> bool:
     """Whether `config`'s folder holds its whole stream already, run with this config (and
-    its stateless twin, if it has one): what a grid skips without making its model."""
+    its stateless twin, if it has one), with no errored session: what a grid skips without
+    making its model (a cell with errored sessions is resumed, to say so or retry them)."""
     if config.stateless_baseline and not run_finished(config.stateless_twin()):
         return False
     saved, metrics = (_read_json(config.output / name) for name in (CONFIG_FILE, METRICS_FILE))
@@ -196,6 +197,8 @@ def run_finished(config: RunConfig) -> bool:
     if not isinstance(count, int):
         return False
     wanted = count if config.max_tasks is None else min(config.max_tasks, count)
+    if metrics.get("errored"):
+        return False
     return isinstance(metrics.get("sessions"), int) and metrics["sessions"] >= wanted
 
 

@@ -28,7 +28,7 @@ from lifelong_gym.run.grid_compare import (
     load_grid_environments,
     write_grid_pages,
 )
-from lifelong_gym.run.run_cli import run_resumable
+from lifelong_gym.run.run_cli import PlayedRun, raise_if_errored, run_resumable
 from lifelong_gym.run.sigterm import StopRequest
 
 
@@ -36,9 +36,14 @@ def run_grid_config(
     settings: dict[str, Any], flags: dict[str, Any], only: Sequence[str], stop: StopRequest
 ) -> None:
     """Run the cells of the grid config `settings` that `only` picks (every cell without
-    it), `flags` set on top of every cell; every cell is checked before the first runs."""
+    it), `flags` set on top of every cell; every cell is checked before the first runs.
+    Sessions that errored in the cells played end the command with one line (exit code 3)."""
     grid = load_grid(settings, flags)
-    run_grid(grid, grid.select(only), lambda cell: run_resumable(cell, stop), click.echo)
+    played: list[PlayedRun] = []
+    run_grid(
+        grid, grid.select(only), lambda cell: played.extend(run_resumable(cell, stop)), click.echo
+    )
+    raise_if_errored(played)
 
 
 def compare_grid(

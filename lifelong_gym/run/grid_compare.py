@@ -117,26 +117,30 @@ SUMMARY_HEAD = (
 
 
 def summary_rows(environment: GridEnvironment) -> tuple[list[list[str]], list[str]]:
-    """The summary of an environment: one row per run cell (the columns of `SUMMARY_HEAD`),
-    and a note for each cell that has no gain over the reference (and why)."""
+    """The summary of an environment: one row per run cell (the columns of `SUMMARY_HEAD`:
+    the judged tasks, the errored ones apart, and success over the judged), and a note for
+    each cell that has no gain over the reference (and why), or whose gain leaves out tasks
+    that errored."""
     rows, notes = [], []
     reference = environment.runs[0].record if environment.has_reference else None
     for method, run in zip(environment.methods, environment.runs, strict=True):
         metrics, cost = run.metrics, run.record.cost
-        low, high = wilson_interval(metrics.correct, metrics.sessions)
+        low, high = wilson_interval(metrics.correct, metrics.judged)
         gain = ["-", "-"]
         if reference is not None and run.record is not reference:
             try:
-                figure = paired_gain(run.record, reference).overall
-                points, interval = describe_gain(figure).split(None, 1)
+                paired = paired_gain(run.record, reference)
+                points, interval = describe_gain(paired.overall).split(None, 1)
                 gain = [points, " ".join(interval.split())]
+                if left_out := paired.left_out():
+                    notes.append(f"{method}'s gain: {left_out}")
             except ConfigError as error:
-                notes.append(f"{method}: {error}")
+                notes.append(f"no gain for {method}: {error}")
         tokens = (cost.per_task(cost.prompt_tokens), cost.per_task(cost.generated_tokens))
         rows.append(
             [
                 method,
-                f"{metrics.sessions}",
+                f"{metrics.judged}" + (f" (+{metrics.errored} errored)" if metrics.errored else ""),
                 f"{metrics.success_rate:.1%}",
                 f"[{low:.1%}, {high:.1%}]",
                 *gain,
@@ -167,7 +171,7 @@ def format_summary(environment: GridEnvironment) -> str:
         for row in table:
             cells = [cell.rjust(width) for cell, width in zip(row, widths, strict=True)]
             lines.append("  ".join([row[0].ljust(widths[0]), *cells[1:]]))
-        lines += [f"no gain for {note}" for note in notes]
+        lines += notes
     if environment.not_run:
         lines.append(f"not run yet: {', '.join(environment.not_run)}")
     return "\n".join(lines)
@@ -215,7 +219,7 @@ def _summary_panel(environment: GridEnvironment, link: str) -> str:
             for row in rows
         )
         body = f"<table class='skills-table grid-table'><tr>{head}</tr>{cells}</table>"
-        body += "".join(f"<p class='note'>no gain for {escape(note)}</p>" for note in notes)
+        body += "".join(f"<p class='note'>{escape(note)}</p>" for note in notes)
     if environment.not_run:
         body += f"<p class='note'>not run yet: {escape(', '.join(environment.not_run))}</p>"
     return (

@@ -12,6 +12,7 @@ from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
+from lifelong_gym.metrics import describe_errors
 from lifelong_gym.run.compare import ComparedRun, comparison_warnings, solved_by_one
 from lifelong_gym.run.html_measures import cost_comparison_panel, paired_gain_panels
 from lifelong_gym.run.html_page import render_page, write_page
@@ -77,15 +78,19 @@ def _runs_table(runs: Sequence[ComparedRun], page: Path) -> str:
             f"<td>{escape(identity.agent)}</td>"
             f"<td>{escape(', '.join(identity.callbacks) or 'none')}</td>"
             f"<td class='num'>{run.metrics.sessions}</td>"
+            f"<td class='num'>{run.metrics.errored}</td>"
             f"<td class='num'>{run.metrics.success_rate:.1%}</td></tr>"
         )
-    head = "".join(
-        f"<th>{h}</th>"
-        for h in ("", "run", "environment", "task set", "agent", "callbacks", "sessions", "success")
+    columns = ("", "run", "environment", "task set", "agent", "callbacks", "sessions", "errored")
+    head = "".join(f"<th>{h}</th>" for h in (*columns, "success (of the judged)"))
+    errored = "".join(
+        f"<p class='note errored'>{run.letter}: {escape(errors)}</p>"
+        for run in runs
+        if (errors := describe_errors(run.metrics))
     )
     return (
         "<section class='panel' id='runs'><h2>Runs</h2><table class='runs-table'>"
-        f"<tr>{head}</tr>{''.join(rows)}</table></section>"
+        f"<tr>{head}</tr>{''.join(rows)}</table>{errored}</section>"
     )
 
 
@@ -138,7 +143,7 @@ def _skills_table(runs: Sequence[ComparedRun]) -> str:
             out.append(f"<td class='num'>{rate[0]:.1%} <small>{rate[1]}</small>{gain}</td>")
         return "".join(out)
 
-    overall = [(r.metrics.success_rate, f"{r.metrics.correct}/{r.metrics.sessions}") for r in runs]
+    overall = [(r.metrics.success_rate, f"{r.metrics.correct}/{r.metrics.judged}") for r in runs]
     rows = [f"<tr><th>overall</th>{cells(overall)}</tr>"]
     for skill in skills:
         rates = [

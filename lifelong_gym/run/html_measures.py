@@ -76,10 +76,11 @@ def gain_table(gain: Gain) -> str:
     )
     rows = [row("overall", gain.overall, head=True)]
     rows += [row(skill, figure) for skill, figure in gain.per_skill.items()]
+    left_out = f"<p class='note errored'>{escape(note)}</p>" if (note := gain.left_out()) else ""
     return (
         f"<p class='note'>Paired bootstrap over the tasks both runs finished, {RESAMPLES:,} "
         "resamples; a gain whose interval holds 0 is within noise.</p>"
-        f"<table class='skills-table gain-table'><tr>{head}</tr>{''.join(rows)}</table>"
+        f"<table class='skills-table gain-table'><tr>{head}</tr>{''.join(rows)}</table>{left_out}"
     )
 
 

@@ -14,6 +14,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from lifelong_gym.metrics import describe_errors
 from lifelong_gym.run.html_measures import cost_panel, twin_gain_panel
 from lifelong_gym.run.html_page import json_block, render_page, write_page
 from lifelong_gym.run.plots import status_bins, status_color, status_rank, window_label
@@ -134,6 +135,12 @@ def _body(run: RunRecord, references: TaskReferences) -> str:
         if references.note
         else ""
     )
+    errored = (
+        f'<p class="note errored" id="headline-errored">Success is over the '
+        f"{metrics.judged} judged sessions; {escape(errors)}</p>"
+        if (errors := describe_errors(metrics))
+        else ""
+    )
     return f"""
 <header class="top">
   <h1>{escape(identity.name)}</h1>
@@ -146,11 +153,16 @@ def _body(run: RunRecord, references: TaskReferences) -> str:
     <span class="name">success rate</span></div>
   <div class="figure"><span class="value" id="headline-correct">{metrics.correct}</span>
     <span class="name">correct</span></div>
+  <div class="figure"><span class="value" id="headline-judged">{metrics.judged}</span>
+    <span class="name">judged</span></div>
+  <div class="figure"><span class="value" id="headline-errored-count">{metrics.errored}</span>
+    <span class="name">errored</span></div>
   <div class="figure"><span class="value" id="headline-sessions">{metrics.sessions}</span>
     <span class="name">sessions</span></div>
   <div class="statuses" id="headline-statuses"><span class="name">statuses
     (click to filter)</span>{chips}</div>
 </section>
+{errored}
 {_charts(run)}
 {cost_panel(run.cost)}{twin_gain_panel(run)}{probes}
 {note}

@@ -66,14 +66,14 @@ def status_bins(statuses: Sequence[str], max_bins: int = MAX_STATUS_BINS) -> lis
 
 
 def learning_curve_figure(metrics: LifelongMetrics, identity: RunIdentity) -> Figure:
-    """Cumulative and windowed success after each session."""
+    """Cumulative and windowed success after each judged session (errored ones left out)."""
     plt = _pyplot()
     curve = metrics.learning_curve
     figure, axes = plt.subplots(figsize=(8, 4.5))
     steps = range(1, len(curve.cumulative) + 1)
     axes.plot(steps, curve.cumulative, label="cumulative")
     axes.plot(steps, curve.windowed, label=window_label(curve), alpha=0.7)
-    axes.set(xlabel="session", ylabel="success rate", ylim=(-0.02, 1.02))
+    axes.set(xlabel="judged session", ylabel="success rate", ylim=(-0.02, 1.02))
     _integer_sessions(axes, len(curve.cumulative))
     axes.set_title(f"Learning curve\n{identity.title()}", fontsize=10)
     axes.legend(loc="lower right")

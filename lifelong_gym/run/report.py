@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics
+from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics, describe_success
 from lifelong_gym.run.cost import Price
 from lifelong_gym.run.cost_summary import write_cost_summary
 from lifelong_gym.run.folder import METRICS_FILE, write_json_atomic
@@ -23,10 +23,11 @@ __all__ = [
 
 
 def format_report(metrics: LifelongMetrics) -> str:
-    """The overall figures, the status counts and the per-skill table as plain text."""
+    """The overall figures, the status counts and the per-skill table (over the judged
+    sessions) as plain text."""
     lines = [
         f"sessions {metrics.sessions}   correct {metrics.correct}   "
-        f"success rate {metrics.success_rate:.1%}",
+        f"success rate {describe_success(metrics)}",
         "statuses: " + (", ".join(f"{k} {v}" for k, v in metrics.status_counts.items()) or "none"),
     ]
     if metrics.per_skill:

@@ -1,5 +1,6 @@
 """One run as `lifelong-gym run` plays it: the stream and its stateless twin, the report
-printed, and Ctrl-C or SIGTERM ending the command with a line that says how to resume.
+printed, Ctrl-C or SIGTERM ending the command with a line that says how to resume, and
+sessions that errored ending it with a line that says how to play them again.
 
 The command line (`lifelong_gym/cli.py`) parses the flags and the config; `grid_cli.py`
 plays each cell of a grid with `run_resumable` too.
@@ -7,9 +8,15 @@ plays each cell of a grid with `run_resumable` too.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
+from functools import partial
+from pathlib import Path
+
 import click
 
-from lifelong_gym.errors import RunAbortedError
+from lifelong_gym.errors import RunAbortedError, RunErrorsError
+from lifelong_gym.metrics import LifelongMetrics
 from lifelong_gym.run.config import RunConfig, build_runner
 from lifelong_gym.run.cost_summary import format_cost
 from lifelong_gym.run.gain import format_gain, paired_gain
@@ -19,11 +26,13 @@ from lifelong_gym.run.runner import Runner
 from lifelong_gym.run.sigterm import EXIT_CODE as SIGTERM_EXIT_CODE
 from lifelong_gym.run.sigterm import StopRequest
 
+PlayedRun = tuple[Path, LifelongMetrics]  # a run's folder and the metrics it ended with
 
-def run_resumable(config: RunConfig, stop: StopRequest) -> None:
+
+def run_resumable(config: RunConfig, stop: StopRequest) -> list[PlayedRun]:
     """One run (and its twin); Ctrl-C or SIGTERM ends the command, saying how to resume."""
     try:
-        run_with_twin(config, stop)
+        played = run_with_twin(config, stop)
     except KeyboardInterrupt:
         click.echo("\ninterrupted; run the same command again to resume", err=True)
         raise SystemExit(130) from None
@@ -33,45 +42,69 @@ def run_resumable(config: RunConfig, stop: StopRequest) -> None:
             err=True,
         )
         raise SystemExit(SIGTERM_EXIT_CODE)
+    return played
 
 
-def run_with_twin(config: RunConfig, stop: StopRequest) -> None:
-    """Run one run and, with `stateless_baseline`, its stateless twin, then the gain."""
+def run_with_twin(config: RunConfig, stop: StopRequest) -> list[PlayedRun]:
+    """Run one run and, with `stateless_baseline`, its stateless twin, then the gain; the
+    runs played and their metrics."""
     runner = build_runner(config)
     try:
         stop.watch(runner)
-        play(runner, config.progress)
+        played = [(config.output, play(runner, config.progress))]
         click.echo(f"results in {config.output}")
         if not config.stateless_baseline or stop.requested:
-            return
+            return played
         twin = config.stateless_twin()
         if config.progress:
             click.echo(f"the stateless twin: the same stream, no callbacks, in {twin.output}")
         twin_runner = build_runner(twin, agent=runner.agent)
         try:
             stop.watch(twin_runner)
-            play(twin_runner, config.progress)
+            played.append((twin.output, play(twin_runner, config.progress)))
         finally:
             close_envs(twin_runner)
         click.echo(f"results in {twin.output}")
-        if stop.requested:
-            return
-        click.echo(format_gain(paired_gain(load_run(config.output), load_run(twin.output))))
+        if not stop.requested:
+            click.echo(format_gain(paired_gain(load_run(config.output), load_run(twin.output))))
+        return played
     finally:
         close_envs(runner)
 
 
-def play(runner: Runner, progress: bool) -> None:
+def raise_if_errored(played: Sequence[PlayedRun]) -> None:
+    """Sessions that errored in the runs played, as one `RunErrorsError` line (the command
+    exits with 3): how many, their statuses, and how to play them again."""
+    errored = [(folder, metrics) for folder, metrics in played if metrics.errored]
+    if not errored:
+        return
+    statuses: Counter[str] = Counter()
+    for _, metrics in errored:
+        statuses.update(metrics.errored_counts)
+    counts = ", ".join(f"{status} {count}" for status, count in sorted(statuses.items()))
+    folders = ", ".join(str(folder) for folder, _ in errored)
+    total = statuses.total()
+    sessions = "1 session" if total == 1 else f"{total} sessions"
+    raise RunErrorsError(
+        f"{sessions} errored ({counts}) in {folders}: not counted in the success rate; fix "
+        "the cause and run the same command with --retry-errors to play them again "
+        "(docs/runner.md)"
+    )
+
+
+def play(runner: Runner, progress: bool) -> LifelongMetrics:
     """Run the stream and, with `progress`, print its report: at the end, or where a run of
-    failures stopped it."""
+    failures stopped it. The run's metrics."""
+    runner.notify = partial(click.echo, err=True)
     try:
-        runner.run()
+        metrics = runner.run()
     except RunAbortedError:
         if progress:
             print_report(runner)
         raise
     if progress:
         print_report(runner)
+    return metrics
 
 
 def print_report(runner: Runner) -> None:

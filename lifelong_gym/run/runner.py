@@ -49,20 +49,10 @@ from lifelong_gym.run.probes import Probes
 from lifelong_gym.run.registry import check_needs
 from lifelong_gym.run.report import write_plots
 from lifelong_gym.run.settings import RunSettings, release_01_arguments, settings_with
-from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
+from lifelong_gym.session import SETUP_FAILURE_STATUSES, Session
 from lifelong_gym.tasks import TaskSet
 
 logger = logging.getLogger(__name__)
-
-FAILURE_STATUSES = frozenset(
-    {
-        SessionStatus.TASK_ENVIRONMENT_ERROR,
-        SessionStatus.TASK_UNKNOWN_ERROR,
-        SessionStatus.AGENT_CONTEXT_LIMIT,
-        SessionStatus.AGENT_OUT_OF_MEMORY,
-        SessionStatus.AGENT_UNKNOWN_ERROR,
-    }
-)
 
 
 class Runner:
@@ -114,6 +104,9 @@ class Runner:
         self.state = RunState()  # what the callbacks see of the run's progress
         self.stop_requested = False  # see `request_stop`
         self._log_to: RunDirectory | None = None  # where a failing callback's traceback goes
+        # where the runner says what it does beyond its progress bar (the sessions a retry
+        # plays again): the log by default; the command line prints it
+        self.notify: Callable[[str], None] = logger.info
 
     # -- the run ------------------------------------------------------------------------
 
@@ -203,28 +196,39 @@ class Runner:
             self._save(folder, session)
         state = self.state
         state.tasks_done = len(self.history)
-        state.correct += session.outcome == EvaluationOutcome.CORRECT
-        failed = session.status in FAILURE_STATUSES
+        state.correct += session.solved
+        state.errored += session.errored
+        failed = session.status in SETUP_FAILURE_STATUSES
         state.consecutive_failures = state.consecutive_failures + 1 if failed else 0
         self._probe()
         self._bar.update()
-        self._bar.set_postfix(success=f"{state.correct / len(self.history):.1%}", refresh=False)
+        self._bar.set_postfix(success=self._success_so_far(), refresh=False)
         failures = state.consecutive_failures
         limit = self.settings.max_consecutive_failures
         if limit and failures >= limit:
             self._finish(folder)
             raise RunAbortedError(
                 f"stopped after {failures} sessions in a row failed (last: "
-                f"{session.status.value}: {session.error}); fix the cause and run "
-                "the same command again to go on (the failed sessions stay recorded)"
+                f"{session.status.value}: {session.error}); fix the cause and run the same "
+                "command again to go on, with --retry-errors to play the errored ones again"
             )
+
+    def _success_so_far(self) -> str:
+        """The running success over the judged sessions, and the errored ones apart."""
+        state = self.state
+        judged = state.tasks_done - state.errored
+        success = f"{state.correct / judged:.1%}" if judged else "-"
+        return success + (f" ({state.errored} errored)" if state.errored else "")
 
     def _recount(self) -> None:
         """Set the run state from the history: a new run, or one resumed."""
         total = len(self.stream)
-        correct = sum(s.outcome == EvaluationOutcome.CORRECT for s in self.history)
+        correct = sum(s.solved for s in self.history)
+        errored = sum(s.errored for s in self.history)
         records = self.probes.records if self.probes is not None else []
-        self.state = RunState(total, len(self.history), correct, probe_results=records)
+        self.state = RunState(
+            total, len(self.history), correct, errored=errored, probe_results=records
+        )
 
     def _probe(self) -> None:
         """Play the probe point the stream has reached, if it is one and not done yet."""
@@ -277,6 +281,9 @@ class Runner:
             folder.refuse_other_config(config)
         history, states = folder.load()
         self._check_history(folder, history)
+        if self.settings.retry_errors and (cut := folder.cut_at_first_error()) is not None:
+            self.notify(cut.describe())
+            history, states = folder.load()
         folder.write_config(config)
         self.history = history
         self.costs = CostLog(folder.path).resume(history)
@@ -331,6 +338,8 @@ class Runner:
         states = self._callback_states()
         text = json.dumps(states, sort_keys=True, default=str)
         changed, self._saved_states = text != self._saved_states, text
+        if session.errored and not self.state.errored:  # the first: a retry starts here
+            folder.keep_state_before_error(len(self.history) - 1)
         folder.append_session(session, states if changed else None)
         if len(self.history) % self.settings.metrics_every == 0:
             folder.write_json(METRICS_FILE, self.metrics().model_dump(mode="json"))

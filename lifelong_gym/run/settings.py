@@ -39,6 +39,10 @@ class RunSettings(BaseModel):
     )
     concurrency: int = Field(1, ge=1, description="tasks of the stream in flight at once")
     overwrite: bool = Field(False, description="start over instead of resuming")
+    retry_errors: bool = Field(
+        False,
+        description="on resume, play the errored sessions again: from the first one on",
+    )
     progress: bool = Field(True, description="show a progress bar")
     plots: bool = Field(True, description="write the learning-curve PNGs at the end")
     window: int = Field(DEFAULT_WINDOW, ge=1, description="sessions in the rolling success")

@@ -9,6 +9,7 @@ from gymnasium.utils.env_checker import check_env
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.session import EvaluationOutcome
 from lifelong_gym.wrappers import LifelongTaskSequence, task_order
+from tests.arithmetic_env import SumEnv
 
 
 @pytest.fixture
@@ -90,3 +91,23 @@ def test_passes_the_gymnasium_env_checker(db_env):
     check_env(env, skip_render_check=True)
     assert env.reset(seed=1)[1]["task_index"] == env.order[0]
     assert env.reset()[1]["task_index"] == env.order[1]
+
+
+class BrokenStep(SumEnv):
+    """Its back-end breaks in the first step of task 3."""
+
+    def interact(self, action):
+        if self.task is not None and self.task.index == 3:
+            raise OSError("disk full")
+        return super().interact(action)
+
+
+def test_a_session_an_error_ended_is_not_judged_in_the_running_figures():
+    env = LifelongTaskSequence(BrokenStep())
+    infos = play(env, 12, wrong={0})
+    errored = [s for s in env.sessions if s.errored]
+    assert [s.task_index for s in errored] == [3]
+    figures = infos[-1]["lifelong"]
+    assert (figures["sessions"], figures["judged"], figures["correct"]) == (12, 11, 10)
+    assert figures["success_rate"] == pytest.approx(10 / 11)
+    assert env.calculate_metric().success_rate == figures["success_rate"]
