@@ -109,7 +109,8 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
       (100,000), `render_mode` (`"ansi"`).
     - `action_format`: `"text"` (the benchmark's reply format, default) or `"tools"`
       (native tool calls: `env.unwrapped.tools` lists the function schemas; `step` takes
-      an OpenAI assistant message in JSON or `<tool_call>{...}</tool_call>` markup).
+      an OpenAI assistant message in JSON or as a dict, or `<tool_call>{...}</tool_call>`
+      markup).
 
     ## Example
     >>> import gymnasium as gym

@@ -93,7 +93,8 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
       `render_mode`: as every environment of the suite.
     - `action_format`: `"text"` (the benchmark's reply format, default) or `"tools"`
       (native tool calls: `env.unwrapped.tools` lists the function schemas; `step` takes
-      an OpenAI assistant message in JSON or `<tool_call>{...}</tool_call>` markup).
+      an OpenAI assistant message in JSON or as a dict, or `<tool_call>{...}</tool_call>`
+      markup).
     - `reward`: `"binary"` (default) or `"partial"` (the same here; see Rewards).
     - `task_sampling`: `"epoch"` (default: each pass over the task set plays every task
       once, in an order drawn from `np_random`; `reset(seed=s)` starts a new pass) or
