@@ -8,6 +8,16 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 
+def not_text(text: str, what: str) -> str | None:
+    """Why `text` cannot be sent on as UTF-8 (a lone surrogate, which no model writes but a
+    fuzzer does), naming it `what`; None when it can."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return f"{what} is not valid text (character {error.start} is a lone surrogate)"
+    return None
+
+
 @dataclass(frozen=True)
 class InvalidReply:
     """A reply in none of the environment's action formats; `reason` tells the agent why."""

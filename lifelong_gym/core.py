@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import logging
+import numbers
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic
 
 import gymnasium as gym
 
 from lifelong_gym.actions import InvalidReply, ParsedAction, TextAction
-from lifelong_gym.errors import EnvArgumentError
+from lifelong_gym.errors import EnvArgumentError, ResetOptionError, TaskIndexError
 from lifelong_gym.metrics import LifelongMetrics, compute_metrics
 from lifelong_gym.session import EvaluationOutcome, Role, Session, SessionStatus
 from lifelong_gym.spaces import UnicodeText
 from lifelong_gym.tasks import TaskSet, TaskT
-from lifelong_gym.tool_calls import ToolCall, parse_tool_call
+from lifelong_gym.tool_calls import ToolCall, message_text, parse_tool_call
 from lifelong_gym.truncation import truncate_middle
 
 logger = logging.getLogger(__name__)
@@ -24,6 +25,13 @@ logger = logging.getLogger(__name__)
 DEFAULT_MAX_OBSERVATION_LENGTH = 16_000
 DEFAULT_MAX_ACTION_LENGTH = 100_000
 ACTION_FORMATS = ("text", "tools")
+# "epoch": each pass over the task set plays every task once, in an order drawn from
+# `np_random` (what an RL user expects of a dataset); "uniform": each reset draws any task.
+TASK_SAMPLINGS = ("epoch", "uniform")
+RESET_OPTIONS = ("task_index",)
+# What a message to the agent repeats of its own text (a 1 MB argument in an error) is cut
+# to this many characters, head and tail kept.
+MAX_ECHO_LENGTH = 1_000
 # "binary": 1.0 for a correct task, else 0.0 (the benchmark's); "partial": a wrong task
 # earns its partial credit (the environment's `partial_credit` detail) instead of 0.0.
 REWARDS: tuple[str, ...] = ("binary", "partial")
@@ -44,10 +52,20 @@ class Interaction:
     def invalid(cls, reply: InvalidReply) -> Interaction:
         """The end of a task whose reply is in none of the action formats, saying why."""
         return cls(
-            f"Invalid reply: {reply.reason}.",
+            f"Invalid reply: {truncate_middle(reply.reason, MAX_ECHO_LENGTH)}.",
             done=True,
             status=SessionStatus.AGENT_VALIDATION_FAILED,
         )
+
+    @classmethod
+    def error(cls, message: str) -> Interaction:
+        """An action that could not run, and why (the task goes on)."""
+        return cls(error_text(message))
+
+
+def error_text(message: str) -> str:
+    """The observation of an action that could not run: `Error: ` and why, bounded."""
+    return f"Error: {truncate_middle(message, MAX_ECHO_LENGTH)}"
 
 
 @dataclass
@@ -83,7 +101,13 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
         render_mode: str | None = None,
         action_format: str = "text",
         reward: str = "binary",
+        task_sampling: str = "epoch",
     ):
+        if task_sampling not in TASK_SAMPLINGS:
+            raise EnvArgumentError(
+                f"task_sampling must be one of {', '.join(map(repr, TASK_SAMPLINGS))}; "
+                f"got {task_sampling!r}"
+            )
         if reward not in REWARDS:
             raise EnvArgumentError(
                 f"reward must be one of {', '.join(map(repr, REWARDS))}; got {reward!r}"
@@ -97,6 +121,8 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
                 f"action_format must be one of {', '.join(ACTION_FORMATS)}, got {action_format!r}"
             )
         self.action_format = action_format
+        self.task_sampling = task_sampling
+        self._epoch: list[int] = []  # the current epoch's tasks not yet played, last first
         self.tasks = tasks
         self.reward_mode = reward
         self.max_turns = max_turns
@@ -112,10 +138,11 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
-        """Start a task (`options={"task_index": i}`, else one drawn from `np_random`)."""
+        """Start a task: `options={"task_index": i}`, else the next of the epoch (a new
+        epoch with `seed`), or with `task_sampling="uniform"` one drawn from `np_random`."""
         super().reset(seed=seed)
+        index = self._choose_index(options or {}, new_epoch=seed is not None)
         self._abandon_task()
-        index = self._choose_index(options or {})
         task = self.tasks[index]
         self.task = task
         self.session = Session(task_index=index, skills=list(task.skills))
@@ -129,7 +156,7 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
         session = self.session
         if session is None or session.finished:
             raise gym.error.ResetNeeded("call reset() before step(): no task is running")
-        reply = action if isinstance(action, str) else str(action)
+        reply = self._reply_text(action)
         session.add(Role.AGENT, reply)
         try:
             interaction = self.interact(reply)
@@ -263,14 +290,40 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
 
     # -- internals --------------------------------------------------------------------
 
-    def _choose_index(self, options: dict[str, Any]) -> int:
-        if options.get("task_index") is not None:
-            index = int(options["task_index"])
-            if index not in self.tasks:
-                self.tasks[index]  # raises the KeyError that names the valid range
-            return index
-        position = int(self.np_random.integers(len(self.tasks)))
-        return self.tasks.indices[position]
+    def _choose_index(self, options: Mapping[str, Any], *, new_epoch: bool) -> int:
+        unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
+        if unknown:
+            raise ResetOptionError(
+                f"reset() options {', '.join(map(repr, unknown))} are unknown; "
+                f"the options are {', '.join(map(repr, RESET_OPTIONS))}"
+            )
+        index = options.get("task_index")
+        if index is not None:
+            if not isinstance(index, numbers.Integral) or isinstance(index, bool):
+                raise ResetOptionError(
+                    f"options['task_index'] must be an int (a sample index); got {index!r}"
+                )
+            try:
+                self.tasks[int(index)]
+            except KeyError as error:
+                raise TaskIndexError(error.args[0]) from None
+            return int(index)
+        if self.task_sampling == "uniform":
+            return self.tasks.indices[int(self.np_random.integers(len(self.tasks)))]
+        if new_epoch or not self._epoch:
+            self._epoch = [int(i) for i in self.np_random.permutation(self.tasks.indices)[::-1]]
+        return self._epoch.pop()
+
+    def _reply_text(self, action: object) -> str:
+        """The reply as text; an assistant message dict is its JSON (tools format only)."""
+        if isinstance(action, str):
+            return action
+        if isinstance(action, Mapping) and self.action_format == "tools":
+            return message_text(action)
+        takes = "a str (the model's reply)"
+        if self.action_format == "tools":
+            takes += " or an OpenAI assistant message as a dict (an SDK message's .model_dump())"
+        raise TypeError(f"step() takes {takes}; got {type(action).__name__}")
 
     def task_info(self) -> dict[str, Any]:
         """The `info` of the current task as `step` returns it (status and outcome once ended)."""

@@ -38,6 +38,16 @@ class GraphMismatchError(EnvArgumentError):
     """A KG task set given a graph other than the one it was generated on."""
 
 
+class ResetOptionError(EnvArgumentError):
+    """A `reset()` option that is unknown, or of the wrong type."""
+
+
+class TaskIndexError(ResetOptionError, KeyError):
+    """A `task_index` the task set does not hold (a KeyError too, as a lookup by index)."""
+
+    __str__ = Exception.__str__  # the message as written, not quoted as a KeyError's key
+
+
 class TaskFileError(ConfigError):
     """A task file or task-set name that cannot be used; the message says what to fix."""
 

@@ -9,13 +9,16 @@ either of two shapes:
 - the markup of Qwen and Hermes chat templates, `<tool_call>{"name": ..., "arguments":
   {...}}</tool_call>`, as a model writes it in plain text.
 
-One call a turn, as one action a turn in the text format.
+One call a turn, as one action a turn in the text format. `step` also takes the message as
+a dict (as an SDK returns it, or its `model_dump()`): it is read, and kept in the history,
+as its JSON text (`message_text`).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from lifelong_gym.actions import InvalidReply, ToolCall
@@ -58,6 +61,22 @@ def parse_tool_call(reply: str) -> ToolCall | InvalidReply:
     if len(calls) > 1:
         return InvalidReply(f"the reply holds {len(calls)} tool calls; make one call a turn")
     return _call(calls[0])
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """An assistant message given as a dict, as the JSON text `parse_tool_call` reads.
+
+    Fields an SDK leaves empty (`refusal`, `audio`, ... set to None) are left out, so the
+    history shows what the model said and called.
+    """
+    shown = {key: value for key, value in message.items() if value is not None}
+    try:
+        return json.dumps(shown, ensure_ascii=False)
+    except (TypeError, ValueError) as error:
+        raise TypeError(
+            f"the assistant message must hold JSON values only (pass an SDK message's "
+            f".model_dump()): {error}"
+        ) from None
 
 
 def assistant_message(reply: str, call_id: str) -> dict[str, Any] | None:

@@ -237,6 +237,19 @@ def test_bad_input_ends_in_an_observation_and_the_next_task_is_fine(env, name):
     assert run_oracle(env, [2]) == []
 
 
+@pytest.mark.parametrize(
+    "reply",
+    ["Act: bash\n\n```bash\necho \ud800\n```", "Act: answer(seven\ud800)"],
+    ids=["script", "answer"],
+)
+def test_a_lone_surrogate_is_an_observation_not_an_environment_error(env, reply):
+    env.reset(options={"task_index": 1})
+    observation, _, terminated, truncated, _ = env.step(reply)
+    assert "is not valid text (character 5 is a lone surrogate)" in observation
+    assert not terminated and not truncated
+    assert "still-here" in act(env, "echo still-here")[0]
+
+
 def test_a_fork_bomb_that_fills_the_limit_later_is_ended_before_the_next_command(env):
     env.reset(options={"task_index": 1})
     observation, _ = act(env, "(sleep 1; :(){ :|:& };:) >/dev/null 2>&1 &")

@@ -16,11 +16,16 @@ import json
 import os
 import signal
 import subprocess
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import gymnasium as gym
 import pytest
 
 import lifelong_gym  # noqa: F401 - registers the ids
+from lifelong_gym.agents import OracleAgent
+from lifelong_gym.envs.os.toolset import TOOLSET_ROOT
 from lifelong_gym.run.folder import read_sessions
 
 from ..fault_points import strike_run
@@ -60,9 +65,114 @@ def test_a_container_killed_under_its_task(sandbox, tmp_path):
         failed = strike_run(
             env, tmp_path / "run", position=1, tasks=4, fault=lambda: kill(env), repair=lambda: None
         )
-    assert "container stopped" in failed.chat_history[-1].content
+    # seen by the agent's command, or, when that ran before the kill landed, by the judge
+    assert "container stopped" in failed.error
     if sandbox == "oci":
         assert leftovers(env.unwrapped.pool.run_id) == []
+
+
+def wait_until_stopped(env: gym.Env) -> None:
+    """Return once the killed container is reported stopped (a SIGKILL from the host is sent,
+    not waited for), so that the fault has fully landed before the next step."""
+    container = env.unwrapped.sandbox.container
+    for _ in range(600):
+        if not container.running():
+            return
+        time.sleep(0.05)
+    raise AssertionError("the killed container is still reported running after 30 s")
+
+
+def oracle_episode(env: gym.Env, index: int, before_the_end: Callable[[], None]) -> dict:
+    """Play task `index` with the oracle, calling `before_the_end` before its reply that ends
+    the task (after its commands ran); return the last step's `info`."""
+    oracle = OracleAgent(env.unwrapped.tasks)
+    env.reset(options={"task_index": index})
+    while True:
+        reply = oracle.act(env.unwrapped.session)
+        if env.unwrapped.parse_action(reply).kind != "bash":
+            before_the_end()
+        _, reward, terminated, truncated, info = env.step(reply)
+        if terminated or truncated:
+            return {**info, "reward": reward}
+
+
+def kill_in_judge(env: gym.Env, kill: Callable[[gym.Env], None]) -> None:
+    """Make the judge's sandbox kill its container once the agent's processes are ended and
+    before the evaluation runs (the evaluation's own shell then finds no container)."""
+    sandbox = env.unwrapped.sandbox
+    end_agent = sandbox.end_agent
+
+    def end_agent_then_kill() -> None:
+        end_agent()
+        kill(env)
+        wait_until_stopped(env)
+
+    sandbox.end_agent = end_agent_then_kill
+
+
+@pytest.mark.parametrize("moment", ["before the last reply", "inside the judge"])
+def test_a_container_killed_before_its_verdict_is_never_the_agents_failure(sandbox, moment):
+    """The oracle's commands ran; the container dies before the evaluation reads them. A
+    stopped container is never revived under its task: the verdict would be on another
+    container's processes (its files stay, the task's programs are gone)."""
+    kill = kill_oci_init if sandbox == "oci" else kill_docker_container
+    with gym.make("LifelongOS-v0", sandbox=sandbox, pool_size=1) as env:
+        index = env.unwrapped.tasks.order[0]
+
+        def strike() -> None:
+            if moment == "before the last reply":
+                kill(env)
+                wait_until_stopped(env)
+            else:
+                kill_in_judge(env, kill)
+
+        info = oracle_episode(env, index, strike)
+        assert info["status"] == "task_environment_error", info
+        assert info["reward"] == 0.0 and info["outcome"] == "unknown"
+        assert "container stopped" in info["error"]
+        again = oracle_episode(env, index, lambda: None)  # in a fresh container
+        assert again["status"] == "completed" and again["reward"] == 1.0
+
+
+@contextmanager
+def pid_1_held_exiting(env: gym.Env) -> Iterator[None]:
+    """SIGKILL the task container's PID 1 and hold it on its way out: PID 1 exits only once
+    every process of its namespace is reaped, and one whose parent (a `RUNTIME exec` on the
+    host) is stopped is not. Meanwhile the runtime reports the container running, as it does
+    for a moment after every such kill, for longer on a busy host."""
+    container = env.unwrapped.sandbox.container
+    holder = subprocess.Popen(
+        [container.runtime, "--root", str(container.state), "exec", container.id]
+        + [f"{TOOLSET_ROOT}/usr/bin/sleep", "1000"]
+    )
+    try:
+        for _ in range(600):  # until its program runs in the container
+            if subprocess.run(["pgrep", "-P", str(holder.pid)], capture_output=True).stdout:
+                break
+            time.sleep(0.05)
+        os.kill(holder.pid, signal.SIGSTOP)
+        kill_oci_init(env)
+        yield
+    finally:
+        os.kill(holder.pid, signal.SIGCONT)
+        holder.wait()
+
+
+def test_a_container_whose_pid_1_is_still_exiting_counts_as_stopped(request, os_image):
+    """The race of a loaded host, held open: the agent's command finds its shell gone while
+    the runtime still says running. The task ends `task_environment_error` at once; the
+    container is not restarted under it for the agent to go on in."""
+    request.getfixturevalue("runtime")
+    with gym.make("LifelongOS-v0", sandbox="oci", pool_size=1) as env:
+        oracle = OracleAgent(env.unwrapped.tasks)
+        env.reset(options={"task_index": env.unwrapped.tasks.order[0]})
+        with pid_1_held_exiting(env):
+            reply = oracle.act(env.unwrapped.session)
+            observation, reward, terminated, _, info = env.step(reply)
+        assert terminated and info["status"] == "task_environment_error", observation
+        assert reward == 0.0 and "container stopped" in observation
+        again = oracle_episode(env, env.unwrapped.tasks.order[0], lambda: None)
+        assert again["status"] == "completed" and again["reward"] == 1.0
 
 
 @pytest.fixture

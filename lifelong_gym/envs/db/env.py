@@ -11,6 +11,7 @@ from lifelong_gym.core import (
     Interaction,
     InvalidReply,
     LifelongEnv,
+    error_text,
 )
 from lifelong_gym.session import EvaluationOutcome, Session
 from lifelong_gym.tasks import TaskSet
@@ -62,7 +63,7 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
     ## Starting State
     `reset` creates the task's table (a fresh database on the back-end) and returns the
     instructions, a worked example and the task as one message. Without
-    `options={"task_index": i}` the task is drawn from the seeded `np_random`.
+    `options={"task_index": i}` the task is the next of the epoch (see `task_sampling`).
 
     ## Episode End
     Terminated when the agent answers or sends a reply in neither format
@@ -79,8 +80,12 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
       reply (100,000), `render_mode` (`"ansi"`).
     - `action_format`: `"text"` (the benchmark's reply format, default) or `"tools"`
       (native tool calls: `env.unwrapped.tools` lists the function schemas; `step` takes
-      an OpenAI assistant message in JSON or `<tool_call>{...}</tool_call>` markup).
+      an OpenAI assistant message in JSON or as a dict, or `<tool_call>{...}</tool_call>`
+      markup).
     - `reward`: `"binary"` (default) or `"partial"` (see Rewards).
+    - `task_sampling`: `"epoch"` (default: each pass over the task set plays every task
+      once, in an order drawn from `np_random`; `reset(seed=s)` starts a new pass) or
+      `"uniform"` (each reset draws any task, with replacement).
 
     ## Example
     >>> import gymnasium as gym
@@ -120,6 +125,7 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
         render_mode: str | None = None,
         action_format: str = "text",
         reward: str = "binary",
+        task_sampling: str = "epoch",
     ):
         task_set = tasks if isinstance(tasks, TaskSet) else load_db_tasks(tasks)
         super().__init__(
@@ -130,6 +136,7 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
             render_mode=render_mode,
             action_format=action_format,
             reward=reward,
+            task_sampling=task_sampling,
         )
         self.backend_name = backend
         self.backend: DatabaseBackend = make_backend(
@@ -192,7 +199,7 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
 def format_result(result: StatementResult) -> str:
     """A statement's result as the agent sees it."""
     if result.error is not None:
-        return f"Error: {result.error}"
+        return error_text(result.error)
     rows = result.rows or []
     if not all(type(row) is tuple and all(type(v) in _PLAIN for v in row) for row in rows):
         rows = [tuple(plain_value(v) for v in row) for row in rows]  # blobs, Decimal, dates

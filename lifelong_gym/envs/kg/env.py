@@ -81,8 +81,8 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
 
     ## Starting State
     `reset` returns the instructions and the task (question and entity ids) as one
-    message; no variable exists yet. Without `options={"task_index": i}` the task is drawn
-    from the seeded `np_random`.
+    message; no variable exists yet. Without `options={"task_index": i}` the task is the
+    next of the epoch (see `task_sampling`).
 
     ## Episode End
     Terminated on the final answer, an unparsable reply, or a store failure
@@ -105,11 +105,15 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
     - `query_timeout`: seconds a query may run before the agent is told it timed out;
       `None` runs every query unguarded (faster on the embedded store; trusted agents only).
     - `reward`: `"binary"` (default) or `"partial"` (see Rewards).
+    - `task_sampling`: `"epoch"` (default: each pass over the task set plays every task
+      once, in an order drawn from `np_random`; `reset(seed=s)` starts a new pass) or
+      `"uniform"` (each reset draws any task, with replacement).
     - `max_observation_length` (16,000), `max_action_length` characters of a reply
       (100,000), `render_mode` (`"ansi"`).
     - `action_format`: `"text"` (the benchmark's reply format, default) or `"tools"`
       (native tool calls: `env.unwrapped.tools` lists the function schemas; `step` takes
-      an OpenAI assistant message in JSON or `<tool_call>{...}</tool_call>` markup).
+      an OpenAI assistant message in JSON or as a dict, or `<tool_call>{...}</tool_call>`
+      markup).
 
     `env.unwrapped.graph_sha256` is the sha256 of the embedded store's graph content
     (decompressed), None on an endpoint.
@@ -151,6 +155,7 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
         render_mode: str | None = None,
         action_format: str = "text",
         reward: str = "binary",
+        task_sampling: str = "epoch",
     ):
         task_set = tasks if isinstance(tasks, TaskSet) else load_kg_tasks(tasks)
         super().__init__(
@@ -161,6 +166,7 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
             render_mode=render_mode,
             action_format=action_format,
             reward=reward,
+            task_sampling=task_sampling,
         )
         if max_results < 1:
             raise EnvArgumentError(f"max_results must be at least 1, got {max_results}")
@@ -201,13 +207,13 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
             observation = executor.run(parsed)
         except ActionError as error:
             self._executed.append(False)
-            return Interaction(f"Error: {error}")
+            return Interaction.error(str(error))
         except QueryTimeout as error:
             self._executed.append(False)
-            return Interaction(f"Error: {error}; try a narrower action.")
+            return Interaction.error(f"{error}; try a narrower action.")
         except QueryRefused as error:
             self._executed.append(False)
-            return Interaction(f"Error: {error}; try a smaller action.")
+            return Interaction.error(f"{error}; try a smaller action.")
         except BackendError as error:
             self._executed.append(False)
             return Interaction(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from lifelong_gym.actions import not_text
 from lifelong_gym.core import (
     DEFAULT_MAX_ACTION_LENGTH,
     DEFAULT_MAX_OBSERVATION_LENGTH,
@@ -61,7 +62,7 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
     ## Starting State
     `reset` takes a fresh container from the warm pool, runs the task's initialization
     script in it, and returns the instructions and the task as one message. Without
-    `options={"task_index": i}` the task is drawn from the seeded `np_random`.
+    `options={"task_index": i}` the task is the next of the epoch (see `task_sampling`).
 
     ## Episode End
     Terminated on `finish`, `answer` or an unparsable reply; truncated after `max_turns`
@@ -92,8 +93,12 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
       `render_mode`: as every environment of the suite.
     - `action_format`: `"text"` (the benchmark's reply format, default) or `"tools"`
       (native tool calls: `env.unwrapped.tools` lists the function schemas; `step` takes
-      an OpenAI assistant message in JSON or `<tool_call>{...}</tool_call>` markup).
+      an OpenAI assistant message in JSON or as a dict, or `<tool_call>{...}</tool_call>`
+      markup).
     - `reward`: `"binary"` (default) or `"partial"` (the same here; see Rewards).
+    - `task_sampling`: `"epoch"` (default: each pass over the task set plays every task
+      once, in an order drawn from `np_random`; `reset(seed=s)` starts a new pass) or
+      `"uniform"` (each reset draws any task, with replacement).
 
     ## Example
     (needs a Docker engine and the image: `lifelong-gym build-image os`)
@@ -135,6 +140,7 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
         render_mode: str | None = None,
         action_format: str = "text",
         reward: str = "binary",
+        task_sampling: str = "epoch",
     ):
         if sandbox not in ("docker", "oci"):
             raise EnvArgumentError(f"sandbox must be 'docker' or 'oci', got {sandbox!r}")
@@ -164,6 +170,7 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
             render_mode=render_mode,
             action_format=action_format,
             reward=reward,
+            task_sampling=task_sampling,
         )
         self.mode = Mode.PERSISTENT if shell == "persistent" else Mode.BASH_C
         self.command_timeout = command_timeout
@@ -206,6 +213,9 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
         parsed = self.parse_action(action)
         if isinstance(parsed, InvalidReply):
             return Interaction.invalid(parsed)
+        invalid = not_text(parsed.content, f"the {'script' if parsed.kind == 'bash' else 'answer'}")
+        if invalid is not None:  # the shell and the judge take UTF-8 only
+            return Interaction.error(invalid)
         if parsed.kind == "finish":
             return Interaction("", done=True)
         if parsed.kind == "answer":

@@ -44,8 +44,16 @@ def judge(sandbox: Sandbox, task: OSTask, answer: str | None) -> bool:
 
     Every process the agent started is ended first, so none can interfere; the judge runs
     toolset programs only. A check that did not finish (time limit, killed) fails.
+    SandboxError when the container stopped before the verdict was read: "wrong" is then
+    no verdict on the agent's work.
     """
     sandbox.end_agent()
+    verdict = _verdict(sandbox, task, answer)
+    sandbox.ensure_running()
+    return verdict
+
+
+def _verdict(sandbox: Sandbox, task: OSTask, answer: str | None) -> bool:
     check = task.answer_check
     if check is None:
         if task.evaluation is None:

@@ -31,6 +31,7 @@ from lifelong_gym.envs.os.oci_state import (
     CGROUP_PARENT,
     STATE_ROOT,
     claim_run,
+    ending,
     mount_overlay,
     remove_cgroup,
     remove_run,
@@ -323,7 +324,10 @@ class OciContainer:
 
     def running(self) -> bool:
         state = subprocess.run(self._command("state", self.id), capture_output=True, text=True)
-        return state.returncode == 0 and json.loads(state.stdout).get("status") == "running"
+        if state.returncode != 0:
+            return False
+        found = json.loads(state.stdout)
+        return found.get("status") == "running" and not ending(int(found.get("pid") or 0))
 
     def _stop(self) -> None:
         for channel in self._shells.values():

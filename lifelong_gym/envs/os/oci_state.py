@@ -30,13 +30,41 @@ _MNT_DETACH = 2
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-def start_time(pid: int) -> str | None:
-    """The process's start time in clock ticks since boot (None when it is gone)."""
+_EXITING = 0x4  # PF_EXITING in a process's flags: it is on its way out
+_SIGKILL = 1 << (signal.SIGKILL - 1)  # its bit in a pending-signal mask
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name, from the state on (None: gone)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return stat.rsplit(")", 1)[1].split()[19]
+    return stat.rsplit(")", 1)[1].split()
+
+
+def start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (None when it is gone)."""
+    fields = _stat_fields(pid)
+    return None if fields is None else fields[19]
+
+
+def ending(pid: int) -> bool:
+    """Whether process `pid` is gone, a zombie, exiting, or has SIGKILL pending.
+
+    A runtime reports a container killed from outside as running until its PID 1 has
+    exited, which takes a while on a busy host once its processes are being killed; this
+    says so from the moment the kill is sent.
+    """
+    fields = _stat_fields(pid)
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+    if fields is None or fields[0] in ("Z", "X", "x") or int(fields[6]) & _EXITING:
+        return True
+    pending = (line.split() for line in status.splitlines())
+    return any(f[0] in ("SigPnd:", "ShdPnd:") and int(f[1], 16) & _SIGKILL for f in pending if f)
 
 
 def claim_run(run_dir: Path) -> None:

@@ -49,6 +49,8 @@ CROWDED_SHARE = 0.5
 GROWTH_WATCH = 1.0
 GROWTH_PAUSE = 0.05
 JUDGE_EXIT_WAIT = 2.0  # seconds a released judge's shell is given to leave /proc
+# Nothing inside can end PID 1 (KEEPER): a container that stopped was ended from outside
+STOPPED = "the task's container stopped under it (its PID 1 was ended)"
 
 # PID 1, from the toolset: ignores signals (so `kill -9 -1` inside cannot stop the container)
 # and reaps orphans; a restart runs it again even if the agent replaced the container's bash
@@ -143,10 +145,10 @@ class Sandbox:
         if result.timed_out or result.out_of_processes:
             self.shell.close()
             result.stopped = self.end_agent_processes()
-        if result.shell_lost and not self.container.running():
-            # PID 1 was ended from outside (a killed runtime, engine): the task's processes
-            # are gone with it, so the task cannot go on as it was
-            raise SandboxError("the task's container stopped under it (its PID 1 was ended)")
+        if result.shell_lost:
+            # PID 1 ended from outside (a killed runtime, engine) takes the task's processes
+            # with it, so the task cannot go on as it was
+            self.ensure_running()
         if result.timed_out or result.shell_lost or result.out_of_processes:
             self.shell = self._new_shell()
             self.release_judge()
@@ -234,17 +236,28 @@ class Sandbox:
         if self.judge is not None:
             self.judge.close()
             self.judge = None
+        self._restart_container()
+        self.shell = ShellSession(self.container.exec, argv=self.agent_argv)
+
+    def ensure_running(self) -> None:
+        """SandboxError when the container has stopped: what ran in it since can no longer be
+        trusted to be the task's (a verdict, an observation), nor the task go on."""
+        if not self.container.running():
+            raise SandboxError(STOPPED)
+
+    def _restart_container(self) -> None:
+        """Restart a container the agent's processes hold (a fork bomb in every slot); one
+        that stopped is never revived under its task, whose processes died with it."""
+        self.ensure_running()
         self.container.restart()
         self.baseline = frozenset()
-        self.shell = ShellSession(self.container.exec, argv=self.agent_argv)
 
     def _new_shell(self, *, trusted: bool = False) -> ShellSession:
         argv = SHELL_ARGV if trusted else self.agent_argv
         try:
             shell = ShellSession(self.container.exec, trusted=trusted, argv=argv)
-        except Exception:  # the container stopped, or no process slot is free: revive it
-            self.container.restart()
-            self.baseline = frozenset()
+        except Exception:  # no process slot is free, or the container stopped
+            self._restart_container()
             shell = ShellSession(self.container.exec, trusted=trusted, argv=argv)
         if trusted:
             shell.run(FUNCTIONS, Mode.PERSISTENT, timeout=30, limit=1000)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import functools
 import re
 
+from lifelong_gym.actions import not_text
+
 # the first word of a statement the tasks may need
 ALLOWED_FIRST_WORDS = frozenset(
     {
@@ -58,10 +60,9 @@ _PLAIN_TOKEN = re.compile(r"'[^']*'|[A-Za-z0-9_$]+|[(:]")
 def refusal(sql: str, *, backslash_escapes: bool = True) -> str | None:
     """Why the agent's statement is refused, or None when it may run (cached: RL loops send
     the same statements again)."""
-    try:
-        sql.encode("utf-8")
-    except UnicodeEncodeError as error:
-        return f"the statement is not valid text (character {error.start} is a lone surrogate)"
+    invalid = not_text(sql, "the statement")
+    if invalid is not None:
+        return invalid
     if "\x00" in sql:
         return "the statement holds a NUL character"
     words = _words(sql, backslash_escapes)
