@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -39,7 +40,7 @@ def record_of(folder: Path) -> dict[str, bytes]:
     return {name: (folder / name).read_bytes() for name in RECORD}
 
 
-def test_straight_killed_and_retried_runs_are_byte_identical(tmp_path):
+def test_straight_killed_retried_and_moved_runs_are_byte_identical(tmp_path):
     never = tmp_path / "never-broken"  # a callback that never raises: the file is absent
     straight, killed, retried = tmp_path / "straight", tmp_path / "killed", tmp_path / "retried"
     subprocess.run(command(*run_args(straight, never, 40, 10)), cwd=ROOT, check=True)
@@ -82,6 +83,20 @@ def test_straight_killed_and_retried_runs_are_byte_identical(tmp_path):
         x["task_index"] for x in lines[10:]
     ]
     assert not (retried / RETRY_FILE).exists()
+
+    # the fourth way: half the run from another working folder, through a relative path to
+    # a copy of the tasks, the rest from here through its absolute path
+    elsewhere, copied = tmp_path / "elsewhere", tmp_path / "elsewhere" / "tasks"
+    copied.mkdir(parents=True)
+    for name in ("default.jsonl", "default.order.json"):
+        shutil.copyfile(ROOT / "lifelong_gym/data/db" / name, copied / name)
+    moved = tmp_path / "moved"
+    args = [*run_args(moved, never, 20, 10), "--tasks", "tasks/default.jsonl"]
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    subprocess.run(command(*args), cwd=elsewhere, check=True, env=environment)
+    args = [*run_args(moved, never, 40, 10), "--tasks", str(copied / "default.jsonl")]
+    subprocess.run(command(*args), cwd=ROOT, check=True)
+    assert record_of(moved) == expected
 
 
 class Killed(BaseException):
