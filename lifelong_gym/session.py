@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
+from pydantic_core import PydanticSerializationError
 
 from lifelong_gym.tool_calls import assistant_message
 
@@ -72,11 +73,38 @@ class Role(StrEnum):
     AGENT = "agent"
 
 
+def storable_text(text: str) -> str:
+    """`text` as UTF-8 can hold it: each lone surrogate (an agent's junk, never a model's
+    text) as U+FFFD, a surrogate pair as its character; other text as it is."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def _storable(value: Any) -> Any:
+    """`value` with every string in it storable (`storable_text`)."""
+    if isinstance(value, str):
+        return storable_text(value)
+    if isinstance(value, dict):
+        return {_storable(key): _storable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_storable(item) for item in value]
+    return value
+
+
 class ChatMessage(BaseModel):
-    """One message of a session's interaction history."""
+    """One message of a session's interaction history; its text is storable as UTF-8 (the
+    environment acts on the reply as it was, the history keeps `storable_text` of it)."""
 
     role: Role
     content: str
+
+    @field_validator("content")
+    @classmethod
+    def _storable_content(cls, content: str) -> str:
+        return storable_text(content)
 
 
 class ReplyGroup(BaseModel):
@@ -111,6 +139,15 @@ class Session(BaseModel):
     reply_groups: list[ReplyGroup] = Field(default_factory=list, exclude=True)
     """The reply groups group self-consistency sampled for this task's turns, kept while the
     task is in flight for a learner (online training's grpo mode); not persisted."""
+
+    def record(self) -> bytes:
+        """The session as one line of JSON; any text UTF-8 cannot hold (a lone surrogate
+        that reached the details or the error) is stored as `storable_text` of it."""
+        try:
+            return self.model_dump_json().encode()
+        except PydanticSerializationError:
+            storable = Session.model_validate(_storable(self.model_dump()))
+            return storable.model_dump_json().encode()
 
     def add(self, role: Role, content: str) -> None:
         """Append a message to the interaction history."""

@@ -318,7 +318,7 @@ class RunDirectory:
             self._sessions_fd = os.open(
                 self.sessions_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644
             )
-        line = session.model_dump_json().encode()
+        line = session.record()
         if callback_states is not None:
             line = line[:-1] + f',"{STATE_CHANGED}":true}}'.encode()
         append_whole(self._sessions_fd, line + b"\n")
