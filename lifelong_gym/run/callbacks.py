@@ -194,13 +194,19 @@ def fire(
     **kwargs: Any,
 ) -> SessionControl:
     """Call one event's handler on every callback, in order, with (run, state, control,
-    **kwargs); a handler's new control replaces the old, a failure goes to `errors`."""
+    **kwargs); a handler's new control replaces the old, a failure goes to `errors` (and
+    its traceback to the run's `log_traceback`, the log without a runner)."""
     for callback in callbacks:
         try:
             result = _call(getattr(callback, event), run, state, control, kwargs)
         except Exception as error:
-            logger.exception("callback %s failed in %s", type(callback).__name__, event)
             errors.append(f"{type(callback).__name__}.{event}: {type(error).__name__}: {error}")
+            title = f"callback {type(callback).__name__}: {event} raised"
+            log_traceback = getattr(run, "log_traceback", None)  # a runner's: its run.log
+            if log_traceback is None:
+                logger.exception(title)
+            else:
+                log_traceback(title)
             continue
         if result is not None:
             control = result

@@ -32,7 +32,12 @@ from lifelong_gym.errors import RunAbortedError, RunConfigError
 from lifelong_gym.metrics import LifelongMetrics, compute_metrics
 from lifelong_gym.orders import task_order
 from lifelong_gym.registration import with_absolute_paths
-from lifelong_gym.run.callback_errors import callback_hook, callback_name
+from lifelong_gym.run.callback_errors import (
+    RUN_LOG,
+    callback_hook,
+    callback_name,
+    write_traceback,
+)
 from lifelong_gym.run.callbacks import Callback, RunState, SessionControl, fire, state_keys
 from lifelong_gym.run.content import CONTENT, run_content
 from lifelong_gym.run.cost import CostLog, CostMeter, SessionCost
@@ -141,6 +146,14 @@ class Runner:
         """A hook of the user's callback, whose exception stops the run in one line."""
         log_folder = self._log_to.log_folder if self._log_to is not None else None
         return callback_hook(callback_name(type(callback)), hook, log_folder)
+
+    def log_traceback(self, title: str) -> None:
+        """Keep the traceback being handled, under `title`, in the run folder's `run.log`
+        (the log for a run without a folder): a callback's failure is one line elsewhere."""
+        if self._log_to is None:
+            logger.exception(title)
+        else:
+            write_traceback(self._log_to.path, title)
 
     def request_stop(self) -> None:
         """Start no further task: `run` finishes the tasks in flight, records them and
@@ -312,8 +325,8 @@ class Runner:
         )
         if errors:
             raise RunAbortedError(
-                f"cannot resume: {errors[0]}; fix the callback, or start over with "
-                "--overwrite (overwrite=True)"
+                f"cannot resume: {errors[0]} (traceback in {folder.path / RUN_LOG}); fix the "
+                "callback, or start over with --overwrite (overwrite=True)"
             )
         logger.info("resuming %s after %d sessions", folder.path, len(history))
 

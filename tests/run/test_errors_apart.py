@@ -4,6 +4,8 @@ HTML report and the exit code of `lifelong-gym run` (docs/runner.md, "What a num
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,6 +34,7 @@ from .test_runner import Raiser
 
 OLD_METRICS = Path(__file__).resolve().parents[1] / "data" / "run-made-by-0.1.0" / "metrics.json"
 BROKEN_CALLBACK = "tests.fault_points.BrokenWhile"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_sums(folder, agent=None, callbacks=()):
@@ -171,3 +174,18 @@ def test_a_grid_cell_with_errored_sessions_is_not_skipped_and_the_grid_exits_3(t
     assert (
         "cell 2/2 db/buggy: finished already, skipped" in invoke_run("--config", str(config)).output
     )
+
+
+def test_a_callback_failing_in_a_session_prints_no_traceback_and_logs_it(tmp_path):
+    broken = tmp_path / "broken"
+    broken.touch()
+    out = tmp_path / "run"
+    callback = f"{BROKEN_CALLBACK}:position=1,broken={broken}"
+    command = [sys.executable, "-m", "lifelong_gym", "run", "--no-progress", "--output", str(out)]
+    command += ["--max-tasks", "3", "--callback", callback]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 3, result.stderr
+    assert "Traceback" not in result.stderr
+    log = (out / "run.log").read_text()
+    assert "callback BrokenWhile: on_environment_complete raised" in log
+    assert "RuntimeError: a bug in the user's callback" in log
