@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from lifelong_gym.session import ERROR_STATUSES
+
 Matrix = dict[int, dict[str, float]]
 """Probe point -> skill -> mean probe reward of that skill's probe tasks."""
 
@@ -58,9 +60,14 @@ class ProbeMeasures:
 
 
 def accuracy_matrix(records: Sequence[ProbeRecord]) -> Matrix:
-    """A[p][s]: the mean reward of the probe tasks of skill s at point p."""
+    """A[p][s]: the mean reward of the probe tasks of skill s at point p, over the judged
+    episodes (an errored one says nothing of the agent: it is left out, as in the stream's
+    success)."""
     sums: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    errors = {status.value for status in ERROR_STATUSES}
     for record in records:
+        if record.status in errors:
+            continue
         for skill in record.skills:
             sums[record.point][skill].append(record.reward)
     return {

@@ -65,3 +65,14 @@ def test_one_point_has_no_forgetting_and_a_skill_still_in_play_no_backward_trans
     early = probe_measures(records_of({p: EXAMPLE[p] for p in (0, 2, 4)}), STREAM)
     assert set(early.backward) == {"a"}
     assert probe_measures([], STREAM).mean(probe_measures([], STREAM).forgetting) is None
+
+
+def test_an_errored_probe_episode_is_left_out_not_counted_as_a_failure():
+    records = records_of(EXAMPLE)
+    crashed = [
+        ProbeRecord(point=6, task_index=99, skills=["a"], status=status, reward=0.0)
+        for status in ("task_environment_error", "agent_unknown_error", "task_unknown_error")
+    ]
+    measures = probe_measures(records + crashed, STREAM)
+    assert measures.matrix == EXAMPLE
+    assert measures.forgetting == {"a": 0.5, "b": 0.0, "d": 0.0}
