@@ -144,6 +144,19 @@ def column_type(declared: str) -> NumericType | None:
     return None
 
 
+def value_kind(declared: str) -> str | None:
+    """How strict MySQL's message names a value a numeric column of `declared` type cannot
+    store (`Incorrect integer value`); None for the types this does not check."""
+    name = _split(declared)[0]
+    if name in _INTEGER_WIDTHS or name in ("BOOL", "BOOLEAN"):
+        return "integer"
+    if name in _DECIMAL_TYPES:
+        return "decimal"
+    if name in _FLOAT_TYPES or name == "DOUBLE PRECISION":
+        return "double"
+    return None
+
+
 def is_text(declared: str) -> bool:
     """Whether a declared MySQL type holds text."""
     return _split(declared)[0] in _TEXT_TYPES

@@ -13,6 +13,7 @@ import re
 import sqlite3
 from typing import Any
 
+from ..mysql_errors import missing_table
 from .catalog import DATABASE, SCHEMA, Catalog
 from .mysql_types import mariadb_type
 
@@ -160,4 +161,4 @@ class SchemaAnswers:
 
 
 def _missing(table: str) -> str:
-    return f"Table '{table}' doesn't exist"
+    return missing_table(DATABASE, table)

@@ -1,0 +1,89 @@
+"""What MySQL refuses in a statement that sqlglot reads and SQLite would run.
+
+- a table named by a string (`FROM "t"`: double quotes make a string in MySQL), and a
+  table named in the wrong case (MySQL's table names are case-sensitive on Linux);
+- a comma before a clause or a closing parenthesis (`SELECT a, FROM t`), which sqlglot
+  drops;
+- a call of a function MariaDB does not have that sqlglot or SQLite know (`LEN`,
+  `STRFTIME`, `IIF`, ...): SQLite's own functions stay callable for the translation.
+
+Each is refused with MySQL's reply (`../mysql_errors.py`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from sqlglot import exp
+from sqlglot.dialects.mysql import MySQL
+from sqlglot.tokens import Token, TokenType
+
+from ..mysql_errors import missing_table, syntax_error, unknown_function
+from .catalog import DATABASE
+from .translate_expand import Refused
+
+# functions an agent may call that sqlglot reads or SQLite runs, and MariaDB lacks
+# (each answers 1305 there)
+NOT_MYSQL_FUNCTIONS = frozenset(
+    """LEN STRFTIME JULIANDAY PRINTF TYPEOF TOTAL IIF GLOB LIKELIHOOD LIKELY UNLIKELY
+    CHANGES TOTAL_CHANGES LAST_INSERT_ROWID RANDOM COSH SINH TANH GETDATE DATEPART DATEADD
+    CHARINDEX DATE_PART STR""".split()
+)
+_CLAUSE_TOKENS = {
+    TokenType.FROM,
+    TokenType.WHERE,
+    TokenType.GROUP_BY,
+    TokenType.ORDER_BY,
+    TokenType.HAVING,
+    TokenType.LIMIT,
+    TokenType.R_PAREN,
+}
+_TABLE_KEYWORDS = {
+    TokenType.FROM,
+    TokenType.JOIN,
+    TokenType.INTO,
+    TokenType.UPDATE,
+    TokenType.TABLE,
+}
+_NAME_TOKENS = {TokenType.VAR, TokenType.IDENTIFIER}
+# a hint only (it may be inside a string): the tokens decide
+_HINT = re.compile(
+    r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+[\"']"
+    r"|,\s*(?:FROM|WHERE|GROUP|ORDER|HAVING|LIMIT|\))"
+    rf"|\b(?:{'|'.join(sorted(NOT_MYSQL_FUNCTIONS))})\s*\(",
+    re.I,
+)
+
+
+def refuse_what_mysql_refuses(sql: str, tree: exp.Expression, tables: tuple[str, ...]) -> None:
+    """Raise `Refused` with MySQL's reply when MySQL refuses the statement (see above)."""
+    if _HINT.search(sql):
+        tokens = MySQL().tokenize(sql)
+        for before, token in zip(tokens, tokens[1:], strict=False):
+            _check_pair(sql, before, token)
+    known = set(tables)
+    folded = {t.lower() for t in tables}
+    defined = {cte.alias for cte in tree.find_all(exp.CTE)}
+    for table in tree.find_all(exp.Table):
+        name = table.name
+        if (
+            name
+            and not table.db
+            and name not in known
+            and name not in defined
+            and name.lower() in folded
+        ):
+            raise Refused(missing_table(DATABASE, name))
+
+
+def _check_pair(sql: str, before: Token, token: Token) -> None:
+    if before.token_type in _TABLE_KEYWORDS and token.token_type == TokenType.STRING:
+        raise Refused(syntax_error(sql, token.start))
+    if before.token_type == TokenType.COMMA and token.token_type in _CLAUSE_TOKENS:
+        raise Refused(syntax_error(sql, token.start))
+    if (
+        token.token_type == TokenType.L_PAREN
+        and before.token_type in _NAME_TOKENS
+        and before.text.upper() in NOT_MYSQL_FUNCTIONS
+    ):
+        raise Refused(unknown_function(DATABASE, before.text))
