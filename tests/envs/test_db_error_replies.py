@@ -32,6 +32,18 @@ STAFF = TableInfo(
 )
 
 
+MEMBERS = TableInfo(  # keys declared with the types, as a task file may declare them
+    name="members",
+    column_info_list=(
+        ColumnInfo(name="id", type="INT PRIMARY KEY"),
+        ColumnInfo(name="email", type="VARCHAR(50) UNIQUE"),
+        ColumnInfo(name="fee", type="DECIMAL(8,2) UNIQUE"),
+        ColumnInfo(name="name", type="TEXT NOT NULL"),
+    ),
+    row_list=((1, "ann@club.org", 10.5, "Ann"), (2, "ben@club.org", 20.0, "Ben")),
+)
+
+
 @pytest.fixture(scope="module")
 def backends(mysql_url):
     sqlite, mysql = make_backend("sqlite"), make_backend("mysql", mysql_url)
@@ -40,23 +52,23 @@ def backends(mysql_url):
     mysql.close()
 
 
-def _replies(backends, statements: list[str]) -> list[tuple[str, str, str]]:
+def _replies(backends, statements: list[str], table: TableInfo) -> list[tuple[str, str, str]]:
     """(statement, SQLite's reply, MySQL's reply) for each statement, on a fresh table."""
     shown = []
     for sql in statements:
         replies = []
         for backend in backends:
-            backend.start(STAFF)
+            backend.start(table)
             reply = format_result(backend.execute(sql))
             replies.append(reply.replace(backend.database, "main"))
         shown.append((sql, *replies))
     return shown
 
 
-def assert_same_replies(backends, statements: list[str]) -> None:
+def assert_same_replies(backends, statements: list[str], table: TableInfo = STAFF) -> None:
     differ = [
         f"{sql}\n  sqlite: {ours}\n  mysql:  {theirs}"
-        for sql, ours, theirs in _replies(backends, statements)
+        for sql, ours, theirs in _replies(backends, statements, table)
         if ours != theirs
     ]
     assert not differ, "\n".join(differ)
@@ -193,4 +205,23 @@ def test_a_wrong_column_count_in_an_insert(backends):
             "INSERT INTO staff (id) VALUES (4, 'Dan')",
             "INSERT INTO staff (id, name) VALUES (4, 'Dan'), (5, 'Eve'), (6)",
         ],
+    )
+
+
+def test_a_duplicate_key_names_the_value_and_the_key(backends):
+    assert_same_replies(
+        backends,
+        [
+            "DESCRIBE members",
+            "INSERT INTO members VALUES (1, 'dee@club.org', 40, 'Dee')",
+            "INSERT INTO members VALUES (3, 'ANN@club.org', 40, 'Dee')",  # case-insensitive
+            "INSERT INTO members VALUES (3, 'dee@club.org', 20, 'Dee')",  # shown as stored
+            "INSERT INTO members VALUES (3, 'dee@club.org', 40, 'Dee'), (3, 'e@club.org', 5, 'E')",
+            "UPDATE members SET id = id + 1",  # the first row meets the second's key
+            "UPDATE members SET email = 'ben@club.org' WHERE name = 'Ann'",
+            "INSERT INTO members VALUES (NULL, 'zed@club.org', 90, 'Zed')",
+            "INSERT INTO members (id, email) VALUES (9, 'zed@club.org')",
+            "UPDATE members SET name = NULL WHERE id = 2",
+        ],
+        MEMBERS,
     )

@@ -9,12 +9,19 @@ is the caller's (`main` on SQLite).
 from __future__ import annotations
 
 SYNTAX_ERROR = 1064
-_NEAR_CHARACTERS = 80  # MariaDB's `near '%-.80T'`: longer text is cut to 77 and "..."
+_NEAR_CHARACTERS = 80  # MariaDB's `near '%-.80T'`
+VALUE_CHARACTERS = 128  # a value in MariaDB's messages: `'%-.128T'`
+_ENTRY_CHARACTERS = 192  # `Duplicate entry '%-.192T'`
 
 
 def mysql_error(code: int, message: str) -> str:
     """An error as the agent's observation shows a server's (PyMySQL's code and message)."""
     return f"({code}) {message}"
+
+
+def cut(text: str, limit: int) -> str:
+    """`text` as MariaDB's `%-.<limit>T` prints it: a longer one cut, ending in "..."."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def syntax_error(sql: str, position: int) -> str:
@@ -24,9 +31,7 @@ def syntax_error(sql: str, position: int) -> str:
     stripped = sql.rstrip()
     end = len(stripped) - 1 if stripped.endswith(";") else len(sql)
     position = max(0, min(position, end))
-    near = sql[position:end]
-    if len(near) > _NEAR_CHARACTERS:
-        near = near[: _NEAR_CHARACTERS - 3] + "..."
+    near = cut(sql[position:end], _NEAR_CHARACTERS)
     line = sql.count("\n", 0, position) + 1
     return mysql_error(
         SYNTAX_ERROR,
@@ -72,4 +77,4 @@ def division_by_zero() -> str:
 
 def duplicate_entry(value: str, key: str) -> str:
     """1062: a value a PRIMARY or UNIQUE key holds already."""
-    return mysql_error(1062, f"Duplicate entry '{value}' for key '{key}'")
+    return mysql_error(1062, f"Duplicate entry '{cut(value, _ENTRY_CHARACTERS)}' for key '{key}'")

@@ -18,6 +18,7 @@ from ..base import DatabaseBackend, StatementResult, UnreadableTable, overrun_me
 from ..mysql_errors import missing_table
 from ..statement_guard import refusal
 from .catalog import DATABASE, Catalog, quote
+from .duplicate_keys import duplicate_reply
 from .execute import fetch, is_query, may_store
 from .guard import DATABASE_PAGES, authorizer, open_connection
 from .hash import read_table_hash
@@ -28,6 +29,8 @@ from .strict_writes import Refusal, take_refusal
 from .task_databases import load_task_database, task_values
 from .translate import NotServed, Translation, translate
 from .translate_expand import Refused
+
+_UNIQUE_FAILED = "UNIQUE constraint failed: "
 
 
 class SqliteBackend(DatabaseBackend):
@@ -160,6 +163,10 @@ class SqliteBackend(DatabaseBackend):
             if refusal is not None:  # a write strict MySQL refuses (strict_writes.py)
                 return StatementResult(error=self._refusal_reply(connection, refusal, sql))
             return StatementResult(error=sqlite_error_reply(str(error), sql) or str(error))
+        except sqlite3.IntegrityError as error:
+            return StatementResult(
+                error=self._integrity_reply(connection, str(error), statement, sql)
+            )
         except sqlite3.DatabaseError as error:
             if catalog_read:  # MySQL has no such table; answered as every missing table is
                 return StatementResult(error=missing_table(DATABASE, catalog_read[0]))
@@ -169,6 +176,17 @@ class SqliteBackend(DatabaseBackend):
         finally:
             self._deadline = 0.0
             connection.set_authorizer(None)
+
+    def _integrity_reply(
+        self, connection: sqlite3.Connection, message: str, statement: Translation, sql: str
+    ) -> str:
+        """MySQL's reply to a write that broke a key or NOT NULL of the task's table."""
+        table, _, column = message.removeprefix(_UNIQUE_FAILED).partition(".")
+        if message.startswith(_UNIQUE_FAILED) and self._catalog and table == self._catalog[0][0]:
+            found = duplicate_reply(connection, self._catalog[0], column, statement.sql)
+            if found is not None:
+                return found
+        return sqlite_error_reply(message, sql) or message
 
     def _refusal_reply(self, connection: sqlite3.Connection, refusal: Refusal, sql: str) -> str:
         """A refusal's reply, with the number MySQL gives the row it stopped at: its place

@@ -124,6 +124,16 @@ def _value_count(_: str, sql: str) -> str:
     return column_count(_mismatched_row(sql))
 
 
+def _not_null(column: str, sql: str) -> str:
+    tree = _parsed(sql)
+    target = tree.this if isinstance(tree, exp.Insert) else None
+    if isinstance(target, exp.Schema) and column.lower() not in {
+        name.name.lower() for name in target.expressions
+    }:  # an INSERT that names other columns leaves it to its default: it has none
+        return mysql_error(1364, f"Field '{column}' doesn't have a default value")
+    return mysql_error(1048, f"Column '{column}' cannot be null")
+
+
 def _group_function(_: str, sql: str) -> str:
     return mysql_error(1111, "Invalid use of group function")
 
@@ -147,6 +157,7 @@ _SQLITE_ERRORS: tuple[tuple[re.Pattern[str], Callable[[str, str], str]], ...] = 
     (re.compile(r"(table .+ has \d+ columns but \d+ values were supplied)"), _value_count),
     (re.compile(r"(\d+ values for \d+ columns)"), _value_count),
     (re.compile(r"(all VALUES must have the same number of terms)"), _value_count),
+    (re.compile(r"NOT NULL constraint failed: [^.]+\.(.+)"), _not_null),
     (re.compile(r"(misuse of aggregate(?: function|:) .+\(\))"), _group_function),
     (re.compile(r'near "(.+)": syntax error', re.S), _near),
     (re.compile(r"(incomplete input)"), _incomplete),

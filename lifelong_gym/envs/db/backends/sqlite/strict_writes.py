@@ -17,7 +17,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from ..mysql_errors import division_by_zero, mysql_error
+from ..mysql_errors import VALUE_CHARACTERS, cut, division_by_zero, mysql_error
 
 STORED_VALUE = "STORED_VALUE"
 _NUMBER_TEXT = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?\s*", re.I)
@@ -57,7 +57,8 @@ def strict_number(value: Any, kind: str) -> Any:
     if not isinstance(value, str):
         return value
     if not _NUMBER_TEXT.fullmatch(value):
-        _refuse(Refusal(mysql_error(1292, f"Truncated incorrect {kind} value: '{value}'")))
+        shown = cut(value, VALUE_CHARACTERS)
+        _refuse(Refusal(mysql_error(1292, f"Truncated incorrect {kind} value: '{shown}'")))
     return float(value)
 
 
@@ -78,7 +79,8 @@ def stored_value(value: Any, kind: str, where: str, column: str, rowid: int) -> 
     if _NUMBER_PREFIX.match(value):
         reply = mysql_error(1265, f"Data truncated for column '{column}' at row")
     else:
-        reply = mysql_error(1366, f"Incorrect {kind} value: '{value}' for column {where} at row")
+        shown = cut(value, VALUE_CHARACTERS)
+        reply = mysql_error(1366, f"Incorrect {kind} value: '{shown}' for column {where} at row")
     _refuse(Refusal(reply, rowid))
 
 
