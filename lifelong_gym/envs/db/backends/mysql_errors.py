@@ -20,8 +20,12 @@ def mysql_error(code: int, message: str) -> str:
 
 
 def cut(text: str, limit: int) -> str:
-    """`text` as MariaDB's `%-.<limit>T` prints it: a longer one cut, ending in "..."."""
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    """`text` as MariaDB's `%-.<limit>T` prints it: longer than `limit` bytes of UTF-8, it is
+    cut to whole characters in `limit` - 3 bytes and "..." ends it."""
+    encoded = text.encode("utf-8", errors="replace")
+    if len(encoded) <= limit:
+        return text
+    return encoded[: limit - 3].decode("utf-8", errors="ignore") + "..."
 
 
 def syntax_error(sql: str, position: int) -> str:

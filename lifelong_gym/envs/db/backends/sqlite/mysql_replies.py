@@ -45,14 +45,21 @@ _UNEXPECTED = "Unexpected token"
 _FUNCTION_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\($")
 
 
-def parse_error_reply(error: ParseError, sql: str) -> str:
-    """MySQL's reply to a statement sqlglot could not read."""
+def parse_error_position(error: ParseError, sql: str) -> int | None:
+    """Where in `sql` sqlglot stopped reading (None when it cannot be found)."""
     found = error.errors[0] if error.errors else {}
     before, highlight = found.get("start_context", ""), found.get("highlight", "")
     start = sql.find(before + highlight)
-    if start < 0:
+    return None if start < 0 else start + len(before)
+
+
+def parse_error_reply(error: ParseError, sql: str) -> str:
+    """MySQL's reply to a statement sqlglot could not read."""
+    position = parse_error_position(error, sql)
+    if position is None:
         return syntax_error(sql, len(sql))
-    position = start + len(before)
+    found = error.errors[0]
+    before, highlight = found.get("start_context", ""), found.get("highlight", "")
     description = found.get("description", "")
     name = _called_function(sql[:position])
     no_arguments = highlight == ")" and before.rstrip().endswith("(")

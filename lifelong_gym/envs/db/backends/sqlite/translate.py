@@ -19,14 +19,15 @@ from dataclasses import dataclass
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
-from sqlglot.errors import ErrorLevel
+from sqlglot.errors import ErrorLevel, ParseError
 
 from .catalog import SCHEMA, Catalog, serve_views, view_types, views_of
 from .mysql_functions import COLLATION
+from .mysql_replies import parse_error_position
 from .mysql_types import NumericType, is_text, numeric_type
-from .translate_expand import EXPANDED_WORDS, NotServed, expand
+from .translate_expand import EXPANDED_WORDS, NotServed, Refused, expand
 from .translate_quick import quick_translation
-from .translate_refusals import refuse_what_mysql_refuses
+from .translate_refusals import refuse_by_tables, refused_token
 
 # a statement without these words needs neither expansions nor views (a hint only: the
 # tree decides; a word inside a string costs only the search)
@@ -464,10 +465,19 @@ def rewrite(sql: str, catalog: Catalog) -> tuple[Translation, ...]:
     declared, tables = _names(catalog)
     found: list[Translation] = []
     expanded = _EXPANDED.search(sql) is not None
-    for tree in sqlglot.parse(sql, read="mysql"):
+    refused = refused_token(sql)
+    try:
+        trees = sqlglot.parse(sql, read="mysql")
+    except ParseError as error:
+        stopped = parse_error_position(error, sql)
+        if refused is None or (stopped is not None and stopped <= refused[0]):
+            raise
+    if refused is not None:  # MySQL's parser stops there, before anything sqlglot missed
+        raise Refused(refused[1])
+    for tree in trees:
         if tree is None:
             continue
-        refuse_what_mysql_refuses(sql, tree, tables)
+        refuse_by_tables(tree, tables)
         columns = dict(declared)
         if expanded:
             for table in views_of(tree):  # the views' columns are typed as MariaDB's

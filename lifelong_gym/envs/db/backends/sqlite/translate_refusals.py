@@ -3,7 +3,7 @@
 - a table named by a string (`FROM "t"`: double quotes make a string in MySQL), and a
   table named in the wrong case (MySQL's table names are case-sensitive on Linux);
 - a comma before a clause or a closing parenthesis (`SELECT a, FROM t`), which sqlglot
-  drops;
+  drops, and a bracket (`[name]`, SQL Server's quoting), where MariaDB's parser stops;
 - a call of a function MariaDB does not have that sqlglot or SQLite know (`LEN`,
   `STRFTIME`, `IIF`, ...): SQLite's own functions stay callable for the translation.
 
@@ -49,18 +49,28 @@ _NAME_TOKENS = {TokenType.VAR, TokenType.IDENTIFIER}
 # a hint only (it may be inside a string): the tokens decide
 _HINT = re.compile(
     r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+[\"']"
-    r"|,\s*(?:FROM|WHERE|GROUP|ORDER|HAVING|LIMIT|\))"
+    r"|,\s*(?:FROM|WHERE|GROUP|ORDER|HAVING|LIMIT|\))|\["
     rf"|\b(?:{'|'.join(sorted(NOT_MYSQL_FUNCTIONS))})\s*\(",
     re.I,
 )
 
 
-def refuse_what_mysql_refuses(sql: str, tree: exp.Expression, tables: tuple[str, ...]) -> None:
-    """Raise `Refused` with MySQL's reply when MySQL refuses the statement (see above)."""
-    if _HINT.search(sql):
-        tokens = MySQL().tokenize(sql)
-        for before, token in zip(tokens, tokens[1:], strict=False):
-            _check_pair(sql, before, token)
+def refused_token(sql: str) -> tuple[int, str] | None:
+    """Where in the statement MySQL refuses a token, and its reply (None: it refuses none).
+    sqlglot may read past such a token or stop before it: the caller takes whichever
+    comes first, as MySQL's parser would."""
+    if _HINT.search(sql) is None:
+        return None
+    tokens = MySQL().tokenize(sql)
+    for before, token in zip(tokens, tokens[1:], strict=False):
+        reply = _refusal_of(sql, before, token)
+        if reply is not None:
+            return token.start, reply
+    return None
+
+
+def refuse_by_tables(tree: exp.Expression, tables: tuple[str, ...]) -> None:
+    """Raise `Refused` with MySQL's reply for a table named in the wrong case."""
     known = set(tables)
     folded = {t.lower() for t in tables}
     defined = {cte.alias for cte in tree.find_all(exp.CTE)}
@@ -76,14 +86,18 @@ def refuse_what_mysql_refuses(sql: str, tree: exp.Expression, tables: tuple[str,
             raise Refused(missing_table(DATABASE, name))
 
 
-def _check_pair(sql: str, before: Token, token: Token) -> None:
+def _refusal_of(sql: str, before: Token, token: Token) -> str | None:
+    """MySQL's reply to `token` after `before`, when it refuses them."""
+    if token.token_type == TokenType.L_BRACKET:
+        return syntax_error(sql, token.start)
     if before.token_type in _TABLE_KEYWORDS and token.token_type == TokenType.STRING:
-        raise Refused(syntax_error(sql, token.start))
+        return syntax_error(sql, token.start)
     if before.token_type == TokenType.COMMA and token.token_type in _CLAUSE_TOKENS:
-        raise Refused(syntax_error(sql, token.start))
+        return syntax_error(sql, token.start)
     if (
         token.token_type == TokenType.L_PAREN
         and before.token_type in _NAME_TOKENS
         and before.text.upper() in NOT_MYSQL_FUNCTIONS
     ):
-        raise Refused(unknown_function(DATABASE, before.text))
+        return unknown_function(DATABASE, before.text)
+    return None
