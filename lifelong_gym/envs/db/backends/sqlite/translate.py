@@ -140,12 +140,11 @@ def _date_add(target: exp.Expression, amount: exp.Expression, unit: str, sign: i
 class _Rewriter:
     """Rewrites one parsed statement; `columns` are the declared types by column name."""
 
-    def __init__(self, columns: dict[str, str], strict: bool = False, divisions: bool = False):
+    def __init__(self, columns: dict[str, str], strict: bool = False):
         self.columns = columns
-        self.strict = strict  # MySQL's strict mode: a write refuses text that is no number
-        # ERROR_FOR_DIVISION_BY_ZERO: an INSERT or UPDATE (not a DELETE) that divides by zero
-        # stops, where a query's division is NULL
-        self.divisions = divisions
+        # MySQL's strict mode in an INSERT or UPDATE: text that is no number read as one,
+        # and (ERROR_FOR_DIVISION_BY_ZERO) a division by zero, stop it; a query's is NULL
+        self.strict = strict
         self.aliases: dict[str, NumericType | None] = {}
         self._types: dict[int, NumericType | None] = {}
 
@@ -214,7 +213,7 @@ class _Rewriter:
             return call(
                 _NAMED[kind], *[a for a in node.args.values() if isinstance(a, exp.Expression)]
             )
-        if self.divisions and isinstance(node, _DIVISIONS):
+        if self.strict and isinstance(node, _DIVISIONS):
             self._wrap(node.expression, "STRICT_DIVISOR")
         if isinstance(node, exp.Anonymous) and node.name.upper() in _RENAMED:
             return call(_RENAMED[node.name.upper()], *node.expressions)
@@ -483,9 +482,9 @@ def rewrite(sql: str, catalog: Catalog) -> tuple[Translation, ...]:
             for table in views_of(tree):  # the views' columns are typed as MariaDB's
                 columns = {**view_types(table.name.upper()), **columns}
             tree = expand(tree, columns)
-        strict = isinstance(tree, (exp.Update, exp.Delete, exp.Insert))
-        divisions = isinstance(tree, (exp.Update, exp.Insert))
-        rewritten = _Rewriter(columns, strict, divisions).run(tree)
+        # strict mode stops an INSERT or UPDATE, not a DELETE (MariaDB warns there)
+        strict = isinstance(tree, (exp.Update, exp.Insert))
+        rewritten = _Rewriter(columns, strict).run(tree)
         if expanded:
             serve_views(rewritten, catalog)
         # the tree is ours alone: no copy before generating
