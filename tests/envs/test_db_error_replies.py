@@ -118,6 +118,9 @@ def test_a_syntax_error_shows_where_mysql_stopped(backends):
             "SELECT name, FROM staff",
             "SELECT * FROM 'staff'",
             "SELECT [name] FROM staff",  # SQL Server's quoting
+            "SELECT name FROM staff WHERE id IN",  # sqlglot would read an empty list
+            "SELECT a.name FROM staff a JOIN staff b ON;",  # and a join without a condition
+            "SELECT * FROM staff GROUP",  # and GROUP as the table's alias
             "SELECT name\nFROM staff\nWHERE age = = 30",
             # a long near '...' is cut to 80 bytes of UTF-8, as MariaDB cuts it
             "SELECT name age salary FROM staff WHERE name IN ('Ålice', 'Bøb', 'Çarla', 'Dän', "

@@ -3,7 +3,9 @@
 - a table named by a string (`FROM "t"`: double quotes make a string in MySQL), and a
   table named in the wrong case (MySQL's table names are case-sensitive on Linux);
 - a comma before a clause or a closing parenthesis (`SELECT a, FROM t`), which sqlglot
-  drops, and a bracket (`[name]`, SQL Server's quoting), where MariaDB's parser stops;
+  drops, a bracket (`[name]`, SQL Server's quoting), where MariaDB's parser stops, and a
+  statement that ends where it must go on (`... WHERE id IN`, `... ON`, `... t GROUP`),
+  which sqlglot may complete as it likes;
 - a call of a function MariaDB does not have that sqlglot or SQLite know (`LEN`,
   `STRFTIME`, `IIF`, ...): SQLite's own functions stay callable for the translation.
 
@@ -46,6 +48,14 @@ _TABLE_KEYWORDS = {
     TokenType.TABLE,
 }
 _NAME_TOKENS = {TokenType.VAR, TokenType.IDENTIFIER}
+# reserved words a statement cannot end with: MariaDB's parser meets the end where it
+# needs more (sqlglot reads GROUP or ORDER alone as a name)
+_CONTINUED = frozenset(
+    """SELECT DISTINCT FROM JOIN ON USING WHERE AND OR NOT IN IS LIKE BETWEEN GROUP ORDER BY
+    HAVING LIMIT AS UNION SET VALUES INTO""".split()
+)
+_QUOTED = (TokenType.IDENTIFIER, TokenType.STRING)
+_LAST_WORD = re.compile(rf"\b(?:{'|'.join(sorted(_CONTINUED))})[\s;]*$", re.I)
 # a hint only (it may be inside a string): the tokens decide
 _HINT = re.compile(
     r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+[\"']"
@@ -59,13 +69,17 @@ def refused_token(sql: str) -> tuple[int, str] | None:
     """Where in the statement MySQL refuses a token, and its reply (None: it refuses none).
     sqlglot may read past such a token or stop before it: the caller takes whichever
     comes first, as MySQL's parser would."""
-    if _HINT.search(sql) is None:
+    if _HINT.search(sql) is None and _LAST_WORD.search(sql) is None:
         return None
     tokens = MySQL().tokenize(sql)
     for before, token in zip(tokens, tokens[1:], strict=False):
         reply = _refusal_of(sql, before, token)
         if reply is not None:
             return token.start, reply
+    if tokens and tokens[-1].token_type == TokenType.SEMICOLON:
+        tokens.pop()
+    if tokens and tokens[-1].text.upper() in _CONTINUED and tokens[-1].token_type not in _QUOTED:
+        return len(sql), syntax_error(sql, len(sql))
     return None
 
 
