@@ -4,9 +4,10 @@ Usage: python -m benchmarks.db_fidelity [--mysql-url URL] [--external DIR] [--mi
 
 Runs tests/envs/data/db_fidelity_corpus.yaml and AgentBench's dbbench statements (from
 ../shared/external) through LifelongDB-v0 on both back-ends, one turn a statement, and
-prints the share of statements whose observations match (the rule below;
-both errors count as a match). Target: >= 95% over all. The tests read the corpus and
-the rule from here (tests/envs/test_db_fidelity.py, test_db_quick.py).
+prints by kind the share of statements whose observations match (the rule below; both
+errors count as a match) and the share whose text is the same, an error's words
+included. Target: >= 95% over all. The tests read the corpus and the rules from here
+(tests/envs/test_db_fidelity.py, test_db_quick.py).
 
 A corpus (YAML) names tables and cases; a case is one or more statements run in order on
 a fresh copy of its table, one agent turn each, through `LifelongDB-v0` on both back-ends.
@@ -30,7 +31,7 @@ import json
 import logging
 import tempfile
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,13 @@ class Outcome:
     def match(self) -> bool:
         """Whether the agent is shown the same thing (see the module's rules)."""
         return observations_match(self.sql, self.sqlite, self.mysql)
+
+    @property
+    def same_text(self) -> bool:
+        """Whether the agent reads the same text: as `match`, and an error in MySQL's words."""
+        if self.sqlite.startswith("Error:") and self.mysql.startswith("Error:"):
+            return self.sqlite == self.mysql
+        return self.match
 
 
 @dataclass
@@ -202,13 +210,15 @@ def run_corpus(corpus: Corpus, mysql_url: str) -> tuple[list[Outcome], list[Case
     return outcomes, skipped
 
 
-def shares_by_kind(outcomes: list[Outcome]) -> dict[str, tuple[int, int]]:
-    """(matching, total) statements by kind, and over all as "all"."""
+def shares_by_kind(
+    outcomes: list[Outcome], same: Callable[[Outcome], bool] = lambda o: o.match
+) -> dict[str, tuple[int, int]]:
+    """(statements the `same` rule holds for, total) by kind, and over all as "all"."""
     table: dict[str, list[int]] = {}
     for outcome in outcomes:
         for kind in (outcome.kind, "all"):
             counts = table.setdefault(kind, [0, 0])
-            counts[0] += outcome.match
+            counts[0] += same(outcome)
             counts[1] += 1
     return {kind: (a, b) for kind, (a, b) in table.items()}
 
@@ -232,7 +242,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mysql-url", default="mysql://root@127.0.0.1:3306")
     parser.add_argument("--external", type=Path, default=EXTERNAL)
-    parser.add_argument("--misses", action="store_true", help="print every statement that differs")
+    parser.add_argument(
+        "--misses", action="store_true", help="print every statement whose text differs"
+    )
     args = parser.parse_args()
     logging.disable(logging.WARNING)  # sqlglot's notes on statements it reads as commands
     folder = args.external / "agentbench" / "data" / "dbbench"
@@ -243,13 +255,15 @@ def main() -> None:
     outcomes, skipped = run_corpus(corpus, args.mysql_url)
     if args.misses:
         for o in outcomes:
-            if not o.match:
+            if not o.same_text:
                 print(f"[{o.kind}] {o.sql}\n  sqlite: {o.sqlite[:300]}\n  mysql:  {o.mysql[:300]}")
-    print(f"{'kind':16} {'same':>5} {'of':>5} {'share':>7}")
+    texts = shares_by_kind(outcomes, lambda o: o.same_text)
+    print(f"{'kind':24} {'same':>5} {'text':>5} {'of':>5} {'share':>7} {'text':>7}")
     for kind, (same, total) in sorted(
         shares_by_kind(outcomes).items(), key=lambda i: i[0] == "all"
     ):
-        print(f"{kind:16} {same:5d} {total:5d} {same / total:7.1%}")
+        text = texts[kind][0]
+        print(f"{kind:24} {same:5d} {text:5d} {total:5d} {same / total:7.1%} {text / total:7.1%}")
     if skipped:
         print(f"({len(skipped)} cases skipped: MariaDB could not create their table)")
 

@@ -175,7 +175,7 @@ def test_the_agent_holds_only_the_grants_the_tasks_need(env, root, unguarded):
     account, database = backend(env)._account, backend(env)._database
     grants = [g for (g,) in query(root, "SHOW GRANTS FOR %s@'%%'", (account,))]
     escaped = database.replace("_", "\\_")
-    only = f"GRANT SELECT, INSERT, UPDATE, DELETE ON `{escaped}`.* TO `{account}`@`%`"
+    only = f"GRANT SELECT, INSERT, UPDATE, DELETE, EXECUTE ON `{escaped}`.* TO `{account}`@`%`"
     assert grants[1:] == [only]
     assert grants[0].startswith(f"GRANT USAGE ON *.* TO `{account}`@`%`")
     # a sibling name that `_` as a wildcard would match: the agent cannot create it

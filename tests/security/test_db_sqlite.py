@@ -292,7 +292,7 @@ def test_sqlites_own_catalog_is_a_missing_table(env, sql):
     declared schema, and SQLite's catalog (with its storage types and collation) is a table
     that does not exist, as every missing table is shown here."""
     shown, info = _run(env, QUERY, sql)
-    assert shown[0].startswith("Error: no such table: sqlite_")
+    assert shown[0].startswith("Error: (1146) Table 'main.sqlite_")
     assert info["status"] == "completed"
 
 

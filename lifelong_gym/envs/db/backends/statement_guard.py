@@ -17,6 +17,8 @@ import re
 
 from lifelong_gym.actions import not_text
 
+from .mysql_errors import SYNTAX_ERROR, syntax_error
+
 # the first word of a statement the tasks may need
 ALLOWED_FIRST_WORDS = frozenset(
     {
@@ -44,6 +46,7 @@ DENIED_WORDS = frozenset(
 )  # fmt: skip
 # a word that upper-cases to a denied word leaves that word in the upper-cased statement
 _DENIED_TEXT = re.compile("|".join(sorted(DENIED_WORDS)))
+_SYNTAX_ERROR = f"({SYNTAX_ERROR})"
 _RULED_BY_REST = frozenset({"BEGIN", "START", "COMMIT", "ROLLBACK", "SHOW"})
 ALLOWED_TEXT = "queries, INSERT, REPLACE, UPDATE, DELETE, SHOW, DESCRIBE, EXPLAIN and transactions"
 _WORD = re.compile(r"[A-Za-z0-9_$\x80-\U0010ffff]+")
@@ -58,8 +61,17 @@ _PLAIN_TOKEN = re.compile(r"'[^']*'|[A-Za-z0-9_$]+|[(:]")
 
 @functools.lru_cache(maxsize=4096)
 def refusal(sql: str, *, backslash_escapes: bool = True) -> str | None:
-    """Why the agent's statement is refused, or None when it may run (cached: RL loops send
-    the same statements again)."""
+    """What the agent is told when its statement is refused, or None when it may run
+    (cached: RL loops send the same statements again). A statement MySQL cannot read gets
+    MySQL's syntax error; any other refusal says why, in this guard's words."""
+    reason = _reason(sql, backslash_escapes)
+    if reason is None or reason.startswith(_SYNTAX_ERROR):
+        return reason
+    return f"the statement was refused: {reason}"
+
+
+def _reason(sql: str, backslash_escapes: bool) -> str | None:
+    """Why the statement is refused (or MySQL's syntax error for it), or None."""
     invalid = not_text(sql, "the statement")
     if invalid is not None:
         return invalid
@@ -99,7 +111,8 @@ def refusal(sql: str, *, backslash_escapes: bool = True) -> str | None:
 
 
 def _words(sql: str, backslash_escapes: bool) -> list[str] | str:
-    """The words, `(` and `:` outside strings and comments, or why the statement is refused."""
+    """The words, `(` and `:` outside strings and comments, or why the statement is refused
+    (MySQL's syntax error for a quote or comment left open)."""
     if _PLAIN.fullmatch(sql) is not None:  # half the time of the lexer below
         return [token for token in _PLAIN_TOKEN.findall(sql) if token[0] != "'"]
     return _lexed_words(sql, backslash_escapes)
@@ -121,12 +134,12 @@ def _lexed_words(sql: str, backslash_escapes: bool) -> list[str] | str:
                 return "executable comments (/*! ... */) are not allowed"
             end = sql.find("*/", position + 2)
             if end < 0:
-                return "the statement has an unterminated comment"
+                return syntax_error(sql, position)  # MySQL reads no further either
             position = end + 2
         elif char in "'\"`":
             end = _quote_end(sql, position, backslash_escapes and char != "`")
             if end < 0:
-                return "the statement has an unterminated quote"
+                return syntax_error(sql, position)
             if char == "`":  # a quoted name is never a keyword: keep its quote on
                 words.append("`" + sql[position + 1 : end].replace("``", "`"))
             position = end + 1

@@ -11,19 +11,26 @@ import sqlite3
 import time
 from typing import Any
 
-from sqlglot.errors import SqlglotError
+from sqlglot.errors import ParseError, SqlglotError
 
 from ...tasks import TableInfo
 from ..base import DatabaseBackend, StatementResult, UnreadableTable, overrun_message
+from ..mysql_errors import missing_table
 from ..statement_guard import refusal
 from .catalog import DATABASE, Catalog, quote
+from .duplicate_keys import duplicate_reply
 from .execute import fetch, is_query, may_store
 from .guard import DATABASE_PAGES, authorizer, open_connection
 from .hash import read_table_hash
+from .mysql_replies import parse_error_reply, sqlite_error_reply
 from .schema_answers import SchemaAnswers
 from .store import storing_update
+from .strict_writes import Refusal, take_refusal
 from .task_databases import load_task_database, task_values
-from .translate import NotServed, Refused, Translation, translate
+from .translate import NotServed, Translation, translate
+from .translate_expand import Refused
+
+_UNIQUE_FAILED = "UNIQUE constraint failed: "
 
 
 class SqliteBackend(DatabaseBackend):
@@ -53,9 +60,9 @@ class SqliteBackend(DatabaseBackend):
     def execute(self, sql: str) -> StatementResult:
         """Run one MySQL statement as MySQL would, within the limits; errors are results."""
         connection = self._require()
-        reason = refusal(sql)  # the same statements as on MySQL: one rule on both back-ends
-        if reason is not None:
-            return StatementResult(error=f"the statement was refused: {reason}")
+        refused = refusal(sql)  # the same statements as on MySQL: one rule on both back-ends
+        if refused is not None:
+            return StatementResult(error=refused)
         schema = SchemaAnswers(connection, self._catalog).answer(sql)
         if schema is not None:
             return (
@@ -67,13 +74,15 @@ class SqliteBackend(DatabaseBackend):
             translated = translate(sql, self._catalog)
         except (NotServed, Refused) as error:
             return StatementResult(error=str(error))
+        except ParseError as error:
+            return StatementResult(error=parse_error_reply(error, sql))
         except SqlglotError as error:
             return StatementResult(error=f"this statement could not be read as MySQL: {error}")
         except RecursionError:
             return StatementResult(error="this statement is nested too deeply to be read")
         if len(translated) != 1:
             return StatementResult(error="send exactly one SQL statement")
-        return self._run(connection, translated[0])
+        return self._run(connection, translated[0], sql)
 
     @property
     def database(self) -> str | None:
@@ -124,7 +133,10 @@ class SqliteBackend(DatabaseBackend):
 
     # -- internals --------------------------------------------------------------------
 
-    def _run(self, connection: sqlite3.Connection, statement: Translation) -> StatementResult:
+    def _run(
+        self, connection: sqlite3.Connection, statement: Translation, sql: str
+    ) -> StatementResult:
+        """Run the translation of the agent's `sql`; SQLite's errors answered as MySQL's."""
         if not self._size_bounded and not is_query(statement.sql):
             # a query cannot grow the database, and the pragma reads the schema after
             # `deserialize`: only a task that writes sets the page limit
@@ -133,6 +145,7 @@ class SqliteBackend(DatabaseBackend):
         self._deadline = time.monotonic() + self.statement_timeout
         catalog_read: list[str] = []  # SQLite's own catalog tables the statement reads
         connection.set_authorizer(authorizer(catalog_read))
+        take_refusal()  # one our own statements' functions left is not the agent's
         try:
             cursor = connection.execute(statement.sql)
             result = (
@@ -146,16 +159,49 @@ class SqliteBackend(DatabaseBackend):
         except sqlite3.OperationalError as error:
             if str(error) == "interrupted":
                 return StatementResult(error=overrun_message(self.statement_timeout))
-            return StatementResult(error=str(error))
+            refusal = take_refusal()
+            if refusal is not None:  # a write strict MySQL refuses (strict_writes.py)
+                return StatementResult(error=self._refusal_reply(connection, refusal, sql))
+            return StatementResult(error=sqlite_error_reply(str(error), sql) or str(error))
+        except sqlite3.IntegrityError as error:
+            return StatementResult(
+                error=self._integrity_reply(connection, str(error), statement, sql)
+            )
         except sqlite3.DatabaseError as error:
-            # MySQL has no such table; answered as every missing table is here
-            shown = f"no such table: {catalog_read[0]}" if catalog_read else str(error)
-            return StatementResult(error=shown)
+            if catalog_read:  # MySQL has no such table; answered as every missing table is
+                return StatementResult(error=missing_table(DATABASE, catalog_read[0]))
+            return StatementResult(error=str(error))
         except (sqlite3.Error, OverflowError, ValueError, MemoryError) as error:
             return StatementResult(error=str(error))
         finally:
             self._deadline = 0.0
             connection.set_authorizer(None)
+
+    def _integrity_reply(
+        self, connection: sqlite3.Connection, message: str, statement: Translation, sql: str
+    ) -> str:
+        """MySQL's reply to a write that broke a key or NOT NULL of the task's table."""
+        table, _, column = message.removeprefix(_UNIQUE_FAILED).partition(".")
+        if message.startswith(_UNIQUE_FAILED) and self._catalog and table == self._catalog[0][0]:
+            found = duplicate_reply(connection, self._catalog[0], column, statement.sql)
+            if found is not None:
+                return found
+        return sqlite_error_reply(message, sql) or message
+
+    def _refusal_reply(self, connection: sqlite3.Connection, refusal: Refusal, sql: str) -> str:
+        """A refusal's reply, with the number MySQL gives the row it stopped at: its place
+        in the statement's new rows for an INSERT, in the table's order for an UPDATE (the
+        statement's changes are rolled back by now)."""
+        if refusal.rowid is None:
+            return refusal.reply
+        table = quote(self._catalog[0][0])
+        if sql.lstrip()[:6].upper() == "UPDATE":
+            counted = f"SELECT count(*) FROM main.{table} WHERE rowid <= ?"
+            (row,) = connection.execute(counted, (refusal.rowid,)).fetchone()
+        else:
+            (last,) = connection.execute(f"SELECT max(rowid) FROM main.{table}").fetchone()
+            row = refusal.rowid - (last or 0)
+        return f"{refusal.reply} {row}"
 
     def _store_as_mysql(self, connection: sqlite3.Connection) -> None:
         """Round the numbers a write left in the task's table as MySQL's column types store

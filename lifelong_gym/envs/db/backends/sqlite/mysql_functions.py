@@ -27,6 +27,7 @@ from .mysql_dates import (
     str_to_date,
     timestampdiff,
 )
+from .strict_writes import STRICT_FUNCTIONS
 
 MAX_VALUE_BYTES = 1_000_000
 COLLATION = "MYSQL_CI"
@@ -190,18 +191,6 @@ def mysql_mod(left: Any, right: Any) -> int | float | None:
     if isinstance(left, int) and isinstance(right, int):
         return int(remainder)
     return float(remainder)
-
-
-_NUMBER_TEXT = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?\s*", re.I)
-
-
-def strict_number(value: Any) -> Any:
-    """A text read as a number in a write, as strict MySQL does: junk is an error."""
-    if not isinstance(value, str):
-        return value
-    if not _NUMBER_TEXT.fullmatch(value):
-        raise ValueError(f"Truncated incorrect DOUBLE value: {value!r}")
-    return float(value)
 
 
 def mysql_format(value: Any, places: int, _locale: str | None = None) -> str | None:
@@ -451,7 +440,6 @@ SCALAR_FUNCTIONS: dict[str, tuple[int, Callable[..., Any]]] = {
     "ROUND_DOUBLE": (-1, round_double),
     "TRUNCATE": (2, truncate),
     "CAST_SIGNED": (1, cast_signed),
-    "STRICT_NUMBER": (1, strict_number),
     "MYSQL_DIV": (2, int_div),
     "MYSQL_MOD": (2, mysql_mod),
     "FORMAT": (-1, mysql_format),
@@ -487,6 +475,7 @@ SCALAR_FUNCTIONS: dict[str, tuple[int, Callable[..., Any]]] = {
     "STR_TO_DATE": (2, str_to_date),
     "TIMESTAMPDIFF": (3, timestampdiff),
     **DATE_FUNCTIONS,
+    **STRICT_FUNCTIONS,
 }
 AGGREGATE_FUNCTIONS: dict[str, tuple[int, type]] = {
     "STDDEV_POP": (1, _deviation(sample=False, root=True)),

@@ -27,6 +27,10 @@ _INTEGER_WIDTHS = {
     "BIGINT": 20,
 }
 _TYPE = re.compile(r"\s*([A-Za-z ]+?)\s*(?:\(\s*([^)]*)\))?\s*(UNSIGNED)?\s*$", re.I)
+# the column constraints a task file may declare after a type (`INT PRIMARY KEY`)
+_CONSTRAINTS = re.compile(r"\s+(?:PRIMARY\s+KEY|UNIQUE|NOT\s+NULL)\b.*$", re.I | re.S)
+_KEYS = (("PRI", re.compile(r"\bPRIMARY\s+KEY\b", re.I)), ("UNI", re.compile(r"\bUNIQUE\b", re.I)))
+_NOT_NULL = re.compile(r"\bNOT\s+NULL\b", re.I)
 _TEXT_TYPES = {"CHAR", "VARCHAR", "TEXT", "TINYTEXT", "MEDIUMTEXT", "LONGTEXT", "ENUM", "SET"}
 _DECIMAL_TYPES = {"DECIMAL", "NUMERIC", "DEC", "FIXED"}
 _FLOAT_TYPES = {"FLOAT", "DOUBLE", "REAL", "DOUBLE PRECISION"}
@@ -36,8 +40,9 @@ NumericType = tuple[str, int]  # ("int", 0), ("decimal", scale), ("float", 0) or
 
 @functools.lru_cache(maxsize=1024)
 def _split(declared: str) -> tuple[str, tuple[str, ...], bool]:
-    """Name, arguments and UNSIGNED of a declared type (cached: each statement types its
-    columns again, from the same few declarations)."""
+    """Name, arguments and UNSIGNED of a declared type, without its constraints (cached:
+    each statement types its columns again, from the same few declarations)."""
+    declared = _CONSTRAINTS.sub("", declared)
     found = _TYPE.match(declared)
     if found is None:
         return declared.strip().upper(), (), False
@@ -119,14 +124,21 @@ def column_facts(declared: str) -> ColumnFacts:
 
 
 def storage_type(declared: str) -> str:
-    """The SQLite column type for a declared MySQL type (affinity and collation)."""
+    """The SQLite column type for a declared MySQL type (affinity and collation), with its
+    constraints (a PRIMARY KEY is NOT NULL, as in MySQL; SQLite's may hold NULL)."""
     name, arguments, _ = _split(declared)
     if name in _DECIMAL_TYPES and len(arguments) == 2 and arguments[1] != "0":
         # REAL affinity keeps 7.00 a real number (NUMERIC would store the integer 7)
-        return f"REAL DECIMAL({arguments[0]},{arguments[1]})"
-    if name in _TEXT_TYPES:
-        return f"{declared} COLLATE {COLLATION}"
-    return declared
+        constraints = _CONSTRAINTS.search(declared)
+        stored = f"REAL DECIMAL({arguments[0]},{arguments[1]})"
+        stored += constraints.group() if constraints else ""
+    elif name in _TEXT_TYPES:
+        stored = f"{declared} COLLATE {COLLATION}"
+    else:
+        stored = declared
+    if key_of(declared) == "PRI" and _NOT_NULL.search(declared) is None:
+        stored += " NOT NULL"
+    return stored
 
 
 def column_type(declared: str) -> NumericType | None:
@@ -141,6 +153,29 @@ def column_type(declared: str) -> NumericType | None:
         return ("float", 0)
     if name in _TEXT_TYPES:
         return ("text", 0)  # a number in text: MySQL reads it as a double in arithmetic
+    return None
+
+
+def key_of(declared: str) -> str:
+    """DESCRIBE's Key of a column of `declared` type and constraints: PRI, UNI or ''."""
+    return next((key for key, found in _KEYS if found.search(declared)), "")
+
+
+def nullable(declared: str) -> bool:
+    """Whether a column of `declared` type and constraints may hold NULL."""
+    return _NOT_NULL.search(declared) is None and key_of(declared) != "PRI"
+
+
+def value_kind(declared: str) -> str | None:
+    """How strict MySQL's message names a value a numeric column of `declared` type cannot
+    store (`Incorrect integer value`); None for the types this does not check."""
+    name = _split(declared)[0]
+    if name in _INTEGER_WIDTHS or name in ("BOOL", "BOOLEAN"):
+        return "integer"
+    if name in _DECIMAL_TYPES:
+        return "decimal"
+    if name in _FLOAT_TYPES or name == "DOUBLE PRECISION":
+        return "double"
     return None
 
 

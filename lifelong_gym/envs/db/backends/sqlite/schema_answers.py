@@ -13,8 +13,9 @@ import re
 import sqlite3
 from typing import Any
 
+from ..mysql_errors import missing_table
 from .catalog import DATABASE, SCHEMA, Catalog
-from .mysql_types import mariadb_type
+from .mysql_types import key_of, mariadb_type, nullable
 
 _NAME = r"(`(?:[^`]|``)+`|\"(?:[^\"]|\"\")+\"|[\w$]+)"
 _QUALIFIED = rf"(?:{_NAME}\s*\.\s*)?{_NAME}"
@@ -128,7 +129,7 @@ class SchemaAnswers:
         return [(name, "BASE TABLE") if full else (name,) for name in names]
 
     def _describe_rows(self, table: str) -> list[tuple[Any, ...]] | None:
-        """MariaDB's DESCRIBE rows; a task table has no keys, defaults or NOT NULL."""
+        """MariaDB's DESCRIBE rows: no defaults; keys and NOT NULL as the task declares."""
         quoted = '"' + table.replace('"', '""') + '"'
         info = [row[1:3] for row in self.connection.execute(f"PRAGMA table_info({quoted})")]
         if not info:
@@ -139,10 +140,12 @@ class SchemaAnswers:
             if name.lower() == table.lower()
             for column, kind in columns
         }
-        return [
-            (name, mariadb_type(declared.get(name.lower(), stored or "TEXT")), "YES", "", None, "")
-            for name, stored in info
-        ]
+        rows = []
+        for name, stored in info:
+            kind = declared.get(name.lower(), stored or "TEXT")
+            null = "YES" if nullable(kind) else "NO"
+            rows.append((name, mariadb_type(kind), null, key_of(kind), None, ""))
+        return rows
 
     def _columns(self, table: str) -> list[tuple[Any, ...]] | str:
         rows = self._describe_rows(table)
@@ -160,4 +163,4 @@ class SchemaAnswers:
 
 
 def _missing(table: str) -> str:
-    return f"Table '{table}' doesn't exist"
+    return missing_table(DATABASE, table)

@@ -3,7 +3,8 @@
 MySQL rounds a value written to DECIMAL(p, s) to s decimals and one written to an integer
 column to an integer; SQLite keeps what it is given. The task's rows are rounded so when
 its database is built (`stored_rows`), and the agent's writes by one UPDATE after each
-statement that may write (`storing_update`).
+statement that may write (`storing_update`). Text a numeric column cannot store stops the
+agent's write, as strict MySQL's does (`stored_check`, strict_writes.py).
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from operator import mul, truediv
 from typing import Any
 
 from ...tasks import TableInfo
-from .catalog import Schema, quote
+from .catalog import DATABASE, Schema, quote
 from .mysql_functions import cast_signed, decimal_value
-from .mysql_types import column_type
+from .mysql_types import column_type, value_kind
+from .strict_writes import STORED_VALUE
 
 SCHEMAS = 1024  # schemas whose numeric columns and storing UPDATE are kept
 
@@ -106,3 +108,18 @@ def numeric_columns(schema: Hashable) -> list[tuple[int, tuple[str, int]]]:
         for position, (_, declared) in enumerate(columns)
         if (kind := column_type(declared)) is not None and kind[0] in ("int", "decimal")
     ]
+
+
+def stored_check(table: str, column: str, declared: str) -> str:
+    """The CHECK constraint of a column that refuses text it cannot store as strict MySQL
+    refuses it ('' for a column of another type)."""
+    kind = value_kind(declared)
+    if kind is None:
+        return ""
+    where = ".".join(f"`{name}`" for name in (DATABASE, table, column))  # as MySQL names it
+    texts = ", ".join(_text_literal(text) for text in (kind, where, column))
+    return f" CHECK ({STORED_VALUE}({quote(column)}, {texts}, rowid))"
+
+
+def _text_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"

@@ -20,7 +20,8 @@ from ...tasks import TableInfo
 from .catalog import Schema, quote
 from .mysql_functions import COLLATION, MAX_VALUE_BYTES, compare_text
 from .mysql_types import storage_type
-from .store import numeric_columns, stored_rows, storing_update
+from .store import numeric_columns, stored_check, stored_rows, storing_update
+from .strict_writes import STORED_VALUE, stored_value
 
 IMAGE_CACHE = 1024  # task databases kept as images, for repeated tasks
 TASK_VALUE_BYTES = 1_000_000_000  # SQLite's own limit, for the task's values (not the agent's)
@@ -102,11 +103,16 @@ def _build(connection: sqlite3.Connection, table: TableInfo, schema: Hashable) -
         empty[:] = [_table_without_rows(table)]
     connection.deserialize(empty[0])
     marks = ", ".join("?" for _ in table.column_info_list)
-    with task_values(connection), connection:  # committed, or rolled back when a row fails
-        connection.execute("BEGIN")
-        connection.executemany(
-            f"INSERT INTO {quote(table.name)} VALUES ({marks})", stored_rows(table, schema)
-        )
+    # the task's rows are stored as they are: the checks are for the agent's writes
+    connection.execute("PRAGMA ignore_check_constraints = ON")
+    try:
+        with task_values(connection), connection:  # committed, or rolled back when a row fails
+            connection.execute("BEGIN")
+            connection.executemany(
+                f"INSERT INTO {quote(table.name)} VALUES ({marks})", stored_rows(table, schema)
+            )
+    finally:
+        connection.execute("PRAGMA ignore_check_constraints = OFF")
 
 
 @contextlib.contextmanager
@@ -125,8 +131,12 @@ def _table_without_rows(table: TableInfo) -> bytes:
     """The image of a database holding `table` without its rows, made on a scratch
     connection: `execute` runs one statement, whatever a task file's declared types hold,
     and a CREATE prepared on the task's connection would fail after its next `deserialize`."""
-    columns = ", ".join(f"{quote(c.name)} {storage_type(c.type)}" for c in table.column_info_list)
+    columns = ", ".join(
+        f"{quote(c.name)} {storage_type(c.type)}{stored_check(table.name, c.name, c.type)}"
+        for c in table.column_info_list
+    )
     with contextlib.closing(sqlite3.connect(":memory:", isolation_level=None)) as scratch:
         scratch.create_collation(COLLATION, compare_text)
+        scratch.create_function(STORED_VALUE, 5, stored_value, deterministic=True)
         scratch.execute(f"CREATE TABLE {quote(table.name)} ({columns})")
         return scratch.serialize()

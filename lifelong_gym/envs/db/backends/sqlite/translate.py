@@ -19,15 +19,15 @@ from dataclasses import dataclass
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
-from sqlglot.dialects.mysql import MySQL
-from sqlglot.errors import ErrorLevel
-from sqlglot.tokens import TokenType
+from sqlglot.errors import ErrorLevel, ParseError
 
 from .catalog import SCHEMA, Catalog, serve_views, view_types, views_of
 from .mysql_functions import COLLATION
+from .mysql_replies import parse_error_position
 from .mysql_types import NumericType, is_text, numeric_type
 from .translate_expand import EXPANDED_WORDS, NotServed, Refused, expand
 from .translate_quick import quick_translation
+from .translate_refusals import refuse_by_tables, refused_token
 
 # a statement without these words needs neither expansions nor views (a hint only: the
 # tree decides; a word inside a string costs only the search)
@@ -51,6 +51,7 @@ _AGGREGATES = (
     exp.Variance,
     exp.VariancePop,
 )
+_DIVISIONS = (exp.Div, exp.Mod, exp.IntDiv)
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ)
 _DATE_PARTS = {
     exp.Year: "YEAR",
@@ -141,7 +142,9 @@ class _Rewriter:
 
     def __init__(self, columns: dict[str, str], strict: bool = False):
         self.columns = columns
-        self.strict = strict  # MySQL's strict mode: a write refuses text that is no number
+        # MySQL's strict mode in an INSERT or UPDATE: text that is no number read as one,
+        # and (ERROR_FOR_DIVISION_BY_ZERO) a division by zero, stop it; a query's is NULL
+        self.strict = strict
         self.aliases: dict[str, NumericType | None] = {}
         self._types: dict[int, NumericType | None] = {}
 
@@ -210,6 +213,8 @@ class _Rewriter:
             return call(
                 _NAMED[kind], *[a for a in node.args.values() if isinstance(a, exp.Expression)]
             )
+        if self.strict and isinstance(node, _DIVISIONS):
+            self._wrap(node.expression, "STRICT_DIVISOR")
         if isinstance(node, exp.Anonymous) and node.name.upper() in _RENAMED:
             return call(_RENAMED[node.name.upper()], *node.expressions)
         if isinstance(node, exp.Anonymous) and node.name.upper() in ("ADDDATE", "SUBDATE"):
@@ -273,9 +278,16 @@ class _Rewriter:
     def _sort_column(self, node: exp.Column) -> exp.Expression:
         """A text column alone as a query's GROUP BY or ORDER BY term is sorted by SORT_KEY:
         the collation's order at a Python call a row, where the collation makes one a
-        comparison (as `translate_quick` writes it)."""
+        comparison (as `translate_quick` writes it). A bare name that a qualified column of
+        the select list has is that column, as MySQL reads it (SQLite would find it
+        ambiguous between two tables)."""
         if node.table or not _sorts_a_query(node):
             return node
+        select, name = node.find_ancestor(exp.Select), node.name.lower()
+        for shown in select.expressions if select is not None else ():
+            if isinstance(shown, exp.Column) and shown.table and shown.name.lower() == name:
+                node.set("table", shown.args["table"].copy())
+                return node
         declared = self.columns.get(node.name.lower())
         if declared is None or not is_text(declared) or node.name.lower() in self.aliases:
             return node
@@ -349,12 +361,14 @@ class _Rewriter:
                 self._wrap_collate(side)
             kind, other_kind = self.type_of(side), self.type_of(other)
             if kind == ("text", 0) and other_kind is not None and other_kind[0] != "text":
-                self._as_number(side)
+                self._as_number(side, "DECIMAL" if other_kind[0] == "int" else "DOUBLE")
         return node
 
-    def _as_number(self, node: exp.Expression) -> None:
+    def _as_number(self, node: exp.Expression, kind: str = "DOUBLE") -> None:
+        """Text read as a number; in a write, text that is none stops the statement, named
+        as MySQL reads it (DECIMAL beside an integer, else DOUBLE)."""
         if self.strict:
-            self._wrap(node, "STRICT_NUMBER")
+            self._wrap(node, "STRICT_NUMBER", _text(kind))
             return
         holder = exp.Cast(this=exp.Null(), to=exp.DataType.build("DOUBLE"))
         node.replace(holder)
@@ -414,36 +428,6 @@ _HANDLERS = {
 
 
 _SQLITE = Dialect.get_or_raise("sqlite")
-_QUOTED_TABLE = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+[\"']", re.I)
-_TABLE_KEYWORDS = {
-    TokenType.FROM,
-    TokenType.JOIN,
-    TokenType.INTO,
-    TokenType.UPDATE,
-    TokenType.TABLE,
-}
-
-
-def _check_tables(sql: str, tree: exp.Expression, tables: tuple[str, ...]) -> None:
-    """Refuse what MySQL refuses: a table named by a string, a table named in the wrong case."""
-    if _QUOTED_TABLE.search(sql):  # a hint only: the tokens decide (it may be inside a string)
-        tokens = MySQL().tokenize(sql)
-        for before, token in zip(tokens, tokens[1:], strict=False):
-            if before.token_type in _TABLE_KEYWORDS and token.token_type == TokenType.STRING:
-                raise Refused(f"You have an error in your SQL syntax near '{token.text}'")
-    known = set(tables)
-    folded = {t.lower() for t in tables}
-    defined = {cte.alias for cte in tree.find_all(exp.CTE)}
-    for table in tree.find_all(exp.Table):
-        name = table.name
-        if (
-            name
-            and not table.db
-            and name not in known
-            and name not in defined
-            and name.lower() in folded
-        ):
-            raise Refused(f"Table '{name}' doesn't exist")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -480,16 +464,26 @@ def rewrite(sql: str, catalog: Catalog) -> tuple[Translation, ...]:
     declared, tables = _names(catalog)
     found: list[Translation] = []
     expanded = _EXPANDED.search(sql) is not None
-    for tree in sqlglot.parse(sql, read="mysql"):
+    refused = refused_token(sql)
+    try:
+        trees = sqlglot.parse(sql, read="mysql")
+    except ParseError as error:
+        stopped = parse_error_position(error, sql)
+        if refused is None or (stopped is not None and stopped <= refused[0]):
+            raise
+    if refused is not None:  # MySQL's parser stops there, before anything sqlglot missed
+        raise Refused(refused[1])
+    for tree in trees:
         if tree is None:
             continue
-        _check_tables(sql, tree, tables)
+        refuse_by_tables(tree, tables)
         columns = dict(declared)
         if expanded:
             for table in views_of(tree):  # the views' columns are typed as MariaDB's
                 columns = {**view_types(table.name.upper()), **columns}
             tree = expand(tree, columns)
-        strict = isinstance(tree, (exp.Update, exp.Delete, exp.Insert))
+        # strict mode stops an INSERT or UPDATE, not a DELETE (MariaDB warns there)
+        strict = isinstance(tree, (exp.Update, exp.Insert))
         rewritten = _Rewriter(columns, strict).run(tree)
         if expanded:
             serve_views(rewritten, catalog)

@@ -13,13 +13,15 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from ..mysql_errors import mysql_error, unknown_column
+
 
 class NotServed(SqlglotError):
     """A MySQL statement the embedded back-end cannot answer faithfully."""
 
 
 class Refused(SqlglotError):
-    """A statement MySQL itself refuses (the message says what MySQL would say)."""
+    """A statement MySQL itself refuses (the message is MySQL's reply, `../mysql_errors.py`)."""
 
 
 # the words of the constructs spelled out here (CUBE, to be refused in MySQL's words)
@@ -44,7 +46,7 @@ def expand(tree: exp.Expression, columns: dict[str, str]) -> exp.Expression:
     for select in reversed(list(tree.find_all(exp.Select))):  # inner ones first
         group = select.args.get("group")
         if group is not None and group.args.get("cube"):
-            raise Refused("This version of MariaDB doesn't yet support 'CUBE'")
+            raise Refused(mysql_error(1235, "This version of MariaDB doesn't yet support 'CUBE'"))
         if group is not None and group.args.get("rollup"):
             budget.spend(select, copies=len(group.expressions) + 1)
             tree = _swap(tree, select, _rollup(select, columns))
@@ -82,7 +84,10 @@ def _quantified(comparison: exp.Binary, node: exp.All | exp.Any, name: str) -> e
         raise Refused("You have an error in your SQL syntax near ALL / ANY: a subquery must follow")
     if query.args.get("limit"):
         raise Refused(
-            "This version of MariaDB doesn't yet support 'LIMIT & IN/ALL/ANY/SOME subquery'"
+            mysql_error(
+                1235,
+                "This version of MariaDB doesn't yet support 'LIMIT & IN/ALL/ANY/SOME subquery'",
+            )
         )
     every = isinstance(node, exp.All)
     value = comparison.this
@@ -94,7 +99,7 @@ def _quantified(comparison: exp.Binary, node: exp.All | exp.Any, name: str) -> e
     while isinstance(first, exp.SetOperation):
         first = first.this
     if not isinstance(first, exp.Select) or len(first.expressions) != 1:
-        raise Refused("Operand should contain 1 column(s)")
+        raise Refused(mysql_error(1241, "Operand should contain 1 column(s)"))
     if isinstance(value, exp.Tuple) or isinstance(first.expressions[0], exp.Star):
         raise NotServed("a row compared with ALL / ANY is not supported by the embedded back-end")
     shown = first.expressions[0]
@@ -150,7 +155,7 @@ def _number(value: int) -> exp.Literal:
 def _rollup(select: exp.Select, columns: dict[str, str]) -> exp.Select:
     """One SELECT ... GROUP BY ... WITH ROLLUP as a union of its levels, in MariaDB's order."""
     if select.args.get("order"):
-        raise Refused(_ROLLUP_ORDER)
+        raise Refused(mysql_error(1221, _ROLLUP_ORDER))
     if select.args.get("distinct") or any(e.is_star for e in select.expressions):
         raise NotServed("WITH ROLLUP with DISTINCT or * is not supported by the embedded back-end")
     shown = [e.unalias() for e in select.expressions]
@@ -206,7 +211,7 @@ def _key(key: exp.Expression, select: exp.Select, columns: dict[str, str]) -> ex
     if isinstance(key, exp.Literal) and key.is_int:
         position = int(key.name)
         if not 1 <= position <= len(select.expressions):
-            raise Refused(f"Unknown column '{position}' in 'group statement'")
+            raise Refused(unknown_column(str(position), "GROUP BY"))
         return select.expressions[position - 1].unalias()
     if isinstance(key, exp.Column) and not key.table and key.name.lower() not in columns:
         for shown in select.expressions:
