@@ -1,13 +1,16 @@
-"""Agents by spec string, as the command line names them (`--agent oracle`, `--agent hf:PATH`)."""
+"""Agents by spec string, as the command line names them (`--agent oracle`, `--agent hf:PATH`,
+`--agent my_module:MyAgent?key=value`)."""
 
 from __future__ import annotations
 
+import inspect
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import parse_qsl
 
-from lifelong_gym.arguments import keyword_dict
-from lifelong_gym.errors import AgentSpecError
+from lifelong_gym.arguments import check_arguments, keyword_dict, text_value, user_class
+from lifelong_gym.errors import AgentSpecError, ConfigError
 from lifelong_gym.tasks import TaskSet
 
 from .base import Agent
@@ -21,18 +24,57 @@ Tools = Sequence[dict[str, Any]] | None
 AgentBuilder = Callable[[str, TaskSet, Tools], Agent]
 
 
-def _model_agent(name: str, fields: dict[str, str], options: str, tools: Tools) -> Agent:
-    """A LanguageModelAgent over the model of `fields` plus `?key=value&...` options."""
+def _query_options(name: str, options: str) -> dict[str, str]:
+    """The `?key=value&...` options of agent `name`, as text."""
     try:
         pairs = parse_qsl(options, strict_parsing=True) if options else []
     except ValueError:
         raise AgentSpecError(f"agent {name}: options must read ?key=value&key=value") from None
     try:
-        options_given = keyword_dict(pairs)
+        return keyword_dict(pairs)
     except ValueError as error:
         raise AgentSpecError(f"agent {name}: {error}") from None
-    config = parse_model_config({**options_given, "name": name, **fields})
+
+
+def _model_agent(name: str, fields: dict[str, str], options: str, tools: Tools) -> Agent:
+    """A LanguageModelAgent over the model of `fields` plus `?key=value&...` options."""
+    config = parse_model_config({**_query_options(name, options), "name": name, **fields})
     return LanguageModelAgent(create_model(config), tools=tools)
+
+
+# module:Class or module.Class (a module path of dotted names), options after "?"
+_USER_AGENT = re.compile(r"(?P<module>\w+(?:\.\w+)*)[:.](?P<cls>\w+)(?:\?(?P<options>.*))?")
+
+
+def _user_agent_builder(spec: str) -> AgentBuilder | None:
+    """What builds a user's `Agent` subclass named `module:Class[?key=value&...]` (or
+    `module.Class`), its options read as YAML values and checked against its signature
+    now; a class with a `tasks` parameter gets the run's task set. None for another spec."""
+    match = _USER_AGENT.fullmatch(spec)
+    if match is None:
+        return None
+    name = f"{match['module']}.{match['cls']}"
+    cls = user_class(match["module"], match["cls"], Agent, AgentSpecError, f"agent {name}")
+    options = _query_options(name, match["options"] or "")
+    try:
+        kwargs = {key: text_value(value) for key, value in options.items()}
+        check_arguments(cls, kwargs, f"agent {name}")
+    except (ValueError, ConfigError) as error:
+        raise AgentSpecError(f"agent {name}: {error}") from None
+    if "tasks" in kwargs:
+        raise AgentSpecError(f"agent {name}: tasks is the run's task set; do not give it")
+    takes_tasks = "tasks" in inspect.signature(cls).parameters
+    try:
+        inspect.signature(cls).bind(**kwargs, **({"tasks": None} if takes_tasks else {}))
+    except TypeError as error:
+        raise AgentSpecError(f"agent {name}: {error}") from None
+    if inspect.isabstract(cls):
+        raise AgentSpecError(f"agent {name}: the class is abstract (it does not define act)")
+
+    def build(_argument: str, tasks: TaskSet, _tools: Tools) -> Agent:
+        return cls(**kwargs, **({"tasks": tasks} if takes_tasks else {}))
+
+    return build
 
 
 def _hf_agent(argument: str, _tasks: TaskSet, tools: Tools) -> Agent:
@@ -88,11 +130,16 @@ def make_agent(
 
 def agent_builder(spec: str) -> tuple[AgentBuilder, str]:
     """The builder of an agent spec (not `model:NAME`) and its argument, without building
-    anything; an unknown spec is one `AgentSpecError` listing the known ones."""
+    anything (a user's class is imported and its options checked); an unknown spec is one
+    `AgentSpecError` listing the known ones."""
     for prefix, build in AGENT_SPECS.items():
         argument = spec.removeprefix(prefix)
         takes_argument = prefix.endswith(":")
         if (spec.startswith(prefix) and bool(argument)) if takes_argument else spec == prefix:
             return build, argument
+    if (user_build := _user_agent_builder(spec)) is not None:
+        return user_build, ""
     known = ", ".join(p + ("..." if p.endswith(":") else "") for p in [*AGENT_SPECS, "model:"])
-    raise AgentSpecError(f"unknown agent {spec!r}; known agents: {known}")
+    raise AgentSpecError(
+        f"unknown agent {spec!r}; known agents: {known}, or module:Class for your own"
+    )
