@@ -9,7 +9,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import parse_qsl
 
-from lifelong_gym.arguments import check_arguments, keyword_dict, text_value, user_class
+from lifelong_gym.arguments import (
+    assignments,
+    check_arguments,
+    keyword_dict,
+    text_value,
+    user_class,
+)
 from lifelong_gym.errors import AgentSpecError, ConfigError
 from lifelong_gym.tasks import TaskSet
 
@@ -17,6 +23,7 @@ from .base import Agent
 from .language_model import LanguageModelAgent
 from .models import ModelConfigError
 from .oracle import OracleAgent
+from .planted import PlantedAgent
 from .pool import ModelPool, create_model, parse_model_config
 
 Tools = Sequence[dict[str, Any]] | None
@@ -94,10 +101,22 @@ def _openai_agent(argument: str, _tasks: TaskSet, tools: Tools) -> Agent:
     return _model_agent(f"openai:{argument}", fields, options, tools)
 
 
+def _planted_agent(argument: str, tasks: TaskSet, tools: Tools) -> Agent:
+    """`planted[:k=2,m=10,base=0.2,seed=0]`: the planted learner (agents/planted.py)."""
+    try:
+        kwargs = assignments(argument)
+        check_arguments(PlantedAgent, kwargs, "agent planted")
+    except (ValueError, ConfigError) as error:
+        raise AgentSpecError(f"agent planted:{argument}: {error}") from None
+    return PlantedAgent(tasks, **kwargs, action_format="tools" if tools else "text")
+
+
 # spec prefix -> builder(argument after the prefix, tasks, tools). A prefix ending in ":"
 # takes an argument ("hf:MODEL"); one without must match the whole spec.
 AGENT_SPECS: dict[str, AgentBuilder] = {
     "oracle": lambda _argument, tasks, tools: OracleAgent(tasks, "tools" if tools else "text"),
+    "planted": _planted_agent,
+    "planted:": _planted_agent,
     "hf:": _hf_agent,
     "openai:": _openai_agent,
 }
