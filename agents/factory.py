@@ -158,7 +158,19 @@ def agent_builder(spec: str) -> tuple[AgentBuilder, str]:
             return build, argument
     if (user_build := _user_agent_builder(spec)) is not None:
         return user_build, ""
-    known = ", ".join(p + ("..." if p.endswith(":") else "") for p in [*AGENT_SPECS, "model:"])
     raise AgentSpecError(
-        f"unknown agent {spec!r}; known agents: {known}, or module:Class for your own"
+        f"unknown agent {spec!r}; known agents: {_known_specs()}, or module:Class for your own"
     )
+
+
+def _known_specs() -> str:
+    """The kinds of agent spec, as an error lists them (`planted[:...]` for one that takes an
+    argument or none)."""
+    shown: list[str] = []
+    for prefix in [*AGENT_SPECS, "model:"]:
+        bare = prefix.removesuffix(":")
+        if prefix.endswith(":") and bare in shown:
+            shown[shown.index(bare)] = f"{bare}[:...]"
+        else:
+            shown.append(prefix + ("..." if prefix.endswith(":") else ""))
+    return ", ".join(shown)
