@@ -63,13 +63,13 @@ def _user_agent_builder(spec: str) -> AgentBuilder | None:
     name = f"{match['module']}.{match['cls']}"
     cls = user_class(match["module"], match["cls"], Agent, AgentSpecError, f"agent {name}")
     options = _query_options(name, match["options"] or "")
+    if "tasks" in options:
+        raise AgentSpecError(f"agent {name}: tasks is the run's task set; do not give it")
     try:
         kwargs = {key: text_value(value) for key, value in options.items()}
         check_arguments(cls, kwargs, f"agent {name}")
     except (ValueError, ConfigError) as error:
         raise AgentSpecError(f"agent {name}: {error}") from None
-    if "tasks" in kwargs:
-        raise AgentSpecError(f"agent {name}: tasks is the run's task set; do not give it")
     takes_tasks = "tasks" in inspect.signature(cls).parameters
     try:
         inspect.signature(cls).bind(**kwargs, **({"tasks": None} if takes_tasks else {}))

@@ -101,9 +101,10 @@ def import_user_module(name: str, error: type[LifelongGymError], what: str) -> M
     try:
         return importlib.import_module(name)
     except Exception as problem:  # noqa: BLE001 - a user's module may fail in any way
+        missing = isinstance(problem, ModuleNotFoundError) and name.startswith(problem.name or "?")
+        hint = " (is its folder on PYTHONPATH?)" if missing else ""
         raise error(
-            f"{what}: cannot import module {name!r}: {type(problem).__name__}: {problem} "
-            "(is its folder on PYTHONPATH?)"
+            f"{what}: cannot import module {name!r}: {type(problem).__name__}: {problem}{hint}"
         ) from None
 
 
