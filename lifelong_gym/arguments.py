@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import re
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import PurePath
+from types import ModuleType
 from typing import Any
 
+import yaml
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
-from lifelong_gym.errors import ConfigError
+from lifelong_gym.errors import ConfigError, LifelongGymError
 
 _LAX = ConfigDict(arbitrary_types_allowed=True)
 
@@ -65,6 +69,56 @@ def keyword_dict(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
             )
         arguments[key] = value
     return arguments
+
+
+def parse_assignment(item: str) -> tuple[str, Any]:
+    """Split `key=value` into the key and the value read as YAML (`3` is an int, `x` text)."""
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        raise ValueError(f"{item!r} is not key=value")
+    return key.strip(), text_value(value)
+
+
+def text_value(value: str) -> Any:
+    """A value given as text, read as YAML (`3` is an int, `x` text, nothing is "")."""
+    try:
+        return yaml.safe_load(value) if value.strip() else ""
+    except yaml.YAMLError as error:
+        raise ValueError(f"{value!r} is not valid YAML ({error.problem})") from None
+
+
+# a comma that starts the next key=value (commas inside values such as [1, 2] stay)
+_NEXT_KEY = re.compile(r",(?=\s*[A-Za-z_][\w-]*\s*=)")
+
+
+def assignments(text: str) -> dict[str, Any]:
+    """`key=value,key=value` as keyword arguments; a bad pair is a `ValueError` naming it."""
+    return keyword_dict(parse_assignment(item) for item in _NEXT_KEY.split(text) if item.strip())
+
+
+def import_user_module(name: str, error: type[LifelongGymError], what: str) -> ModuleType:
+    """Import a module a user named; any failure in it is one `error` line naming `what`."""
+    try:
+        return importlib.import_module(name)
+    except Exception as problem:  # noqa: BLE001 - a user's module may fail in any way
+        missing = isinstance(problem, ModuleNotFoundError) and name.startswith(problem.name or "?")
+        hint = " (is its folder on PYTHONPATH?)" if missing else ""
+        raise error(
+            f"{what}: cannot import module {name!r}: {type(problem).__name__}: {problem}{hint}"
+        ) from None
+
+
+def user_class(
+    module_name: str, class_name: str, base: type, error: type[LifelongGymError], what: str
+) -> type:
+    """The class `module_name.class_name` a user named, a subclass of `base`; an import
+    failure, a missing class or another kind of class is one `error` line naming `what`."""
+    cls = getattr(import_user_module(module_name, error, what), class_name, None)
+    if cls is None:
+        raise error(f"{what}: module {module_name!r} has no {class_name!r}")
+    if not (isinstance(cls, type) and issubclass(cls, base)):
+        raise error(f"{what}: {module_name}.{class_name} is not a {base.__name__} subclass")
+    return cls
 
 
 def path_parameters(target: Callable[..., Any]) -> frozenset[str]:

@@ -89,6 +89,12 @@ def main(verbose: bool) -> None:
 @click.option("--max-tasks", type=int, help="Stop after this many tasks.")
 @click.option("--callback", "callbacks", multiple=True, help="NAME[:key=value,...]")
 @click.option(
+    "--plugin",
+    "plugins",
+    multiple=True,
+    help="A module to import first: its agents and callbacks (repeatable).",
+)
+@click.option(
     "--order", type=click.Choice(ORDERS), help="Task order (docs/runner.md, Controlled streams)."
 )
 @click.option("--seed", type=int, help="Seed of the order (shuffled and blocks need one).")

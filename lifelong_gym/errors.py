@@ -68,6 +68,11 @@ class BudgetError(CallbackSpecError):
     """A context budget that cannot be applied; the message says what to change."""
 
 
+class PluginError(ConfigError):
+    """A plugin module (`--plugin`, or the `lifelong_gym.plugins` entry points) that does
+    not import."""
+
+
 class AgentSpecError(ConfigError):
     """An agent spec that names no known kind of agent, or a model that cannot be used."""
 

@@ -4,6 +4,7 @@ test's own process with Click's runner (`invoke_run`)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,16 +15,24 @@ from lifelong_gym.cli import main
 
 
 def run_cli(
-    *args: str, timeout: float = 300, cwd: Path | None = None
+    *args: str, timeout: float = 300, cwd: Path | None = None, path: Path | None = None
 ) -> subprocess.CompletedProcess:
     """The real command, in a process of its own (what a user sees, stdout and stderr); from
-    `cwd` where it needs the repository's `tests` package (callbacks named `tests.…`)."""
+    `cwd` where it needs the repository's `tests` package (callbacks named `tests.…`);
+    `path`: a folder put first on its PYTHONPATH (installed packages of a test's own)."""
+    env = None
+    if path is not None:
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(path), os.environ.get("PYTHONPATH", "")]),
+        }
     return subprocess.run(
         [sys.executable, "-m", "lifelong_gym", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
         cwd=cwd,
+        env=env,
     )
 
 

@@ -14,6 +14,7 @@ from .method_callbacks import (
 )
 from .online_training import OnlineTrainingCallback
 from .registry import CALLBACKS, make_callback, register_callback
+from .run_cli import run_with_twin
 from .runner import Runner
 from .settings import RunSettings
 
@@ -35,4 +36,5 @@ __all__ = [
     "load_run_config",
     "make_callback",
     "register_callback",
+    "run_with_twin",
 ]

@@ -13,7 +13,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from lifelong_gym.agents import Agent, ModelConfigError, ModelPool, make_agent
 from lifelong_gym.agents.factory import agent_builder
-from lifelong_gym.arguments import keyword_dict
+from lifelong_gym.arguments import keyword_dict, parse_assignment
 from lifelong_gym.errors import LifelongGymError, RunConfigError
 from lifelong_gym.orders import replicate_seeds
 from lifelong_gym.registration import checked_env_kwargs, with_absolute_paths
@@ -22,8 +22,9 @@ from lifelong_gym.run import method_callbacks  # noqa: F401 - registers the meth
 from lifelong_gym.run.content import CONTENT, run_content
 from lifelong_gym.run.folder import RunDirectory, holds_run, replicate_folder
 from lifelong_gym.run.gain import twin_folder
+from lifelong_gym.run.plugins import load_plugins
 from lifelong_gym.run.probes import Probes
-from lifelong_gym.run.registry import check_needs, make_callback, parse_assignment
+from lifelong_gym.run.registry import check_needs, make_callback
 from lifelong_gym.run.runner import Runner
 from lifelong_gym.run.settings import RunSettings, validation_problems
 from lifelong_gym.tasks import absolute_source
@@ -45,6 +46,10 @@ class RunConfig(RunSettings):
     tasks: str | None = Field(None, description="task file or shipped task-set name")
     env_args: dict[str, Any] = Field(default_factory=dict, description="environment kwargs")
     callbacks: list[str] = Field(default_factory=list, description="NAME[:key=value,...]")
+    plugins: list[str] = Field(
+        default_factory=list,
+        description="modules imported first: the agents and callbacks they define",
+    )
     replicates: int = Field(
         1, ge=1, description="runs of the tasks in orders seeded seed, seed+1, ...: OUTPUT/seed-N"
     )
@@ -100,6 +105,7 @@ class RunConfig(RunSettings):
                 "price_per_mtok",  # prices the cost, does not change it
                 "probe_every",  # the runner records the probes itself (their set's hash)
                 "probes",
+                "plugins",  # they make names known; the agent and callbacks name what runs
             },
         )
 
@@ -130,7 +136,9 @@ class RunConfig(RunSettings):
     def check(self) -> None:
         """Everything about the config that can be checked without making anything: the
         price, the probes, the order and seed, the kind of agent, the callbacks' specs, the
-        environment's id and arguments. A problem is one line."""
+        environment's id and arguments, after the plugins are imported. A problem is one
+        line."""
+        load_plugins(self.plugins)
         self.price()
         if not self.agent.startswith("model:"):  # a pool's model is checked when it is made
             agent_builder(self.agent)
@@ -216,6 +224,7 @@ def build_runner(config: RunConfig, agent: Agent | None = None) -> Runner:
     argument, a busy output folder or a changed config is refused before any model loads.
     `agent`: one already made for this config (a stateless twin's: its model loads once).
     """
+    load_plugins(config.plugins)
     config.price()  # a bad price is refused before anything is made
     config.check_probes()
     callbacks = [make_callback(spec, config.log_folder()) for spec in config.callbacks]

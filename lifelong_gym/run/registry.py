@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
-
-from lifelong_gym.arguments import check_arguments, keyword_dict
+from lifelong_gym.arguments import assignments, check_arguments, user_class
 from lifelong_gym.errors import CallbackSpecError, ConfigError
 
 from .callback_errors import callback_hook, callback_name
@@ -33,27 +29,11 @@ def register_callback(name: str) -> Callable[[CallbackT], CallbackT]:
     return register
 
 
-def parse_assignment(item: str) -> tuple[str, Any]:
-    """Split `key=value` into the key and the value read as YAML (`3` is an int, `x` text)."""
-    key, sep, value = item.partition("=")
-    if not sep or not key.strip():
-        raise ValueError(f"{item!r} is not key=value")
-    try:
-        return key.strip(), yaml.safe_load(value) if value.strip() else ""
-    except yaml.YAMLError as error:
-        raise ValueError(f"{item!r}: the value is not valid YAML ({error.problem})") from None
-
-
-# a comma that starts the next key=value (commas inside values such as [1, 2] stay)
-_NEXT_KEY = re.compile(r",(?=\s*[A-Za-z_][\w-]*\s*=)")
-
-
 def parse_callback_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """Split `NAME[:key=value,...]` into the name and its keyword arguments."""
     name, _, rest = spec.partition(":")
     try:
-        pairs = [parse_assignment(item) for item in _NEXT_KEY.split(rest) if item.strip()]
-        return name.strip(), keyword_dict(pairs)
+        return name.strip(), assignments(rest)
     except ValueError as error:
         raise CallbackSpecError(f"callback spec {spec!r}: {error}") from None
 
@@ -93,10 +73,4 @@ def _import_callback(name: str) -> type[Callback]:
             f"no callback named {name!r}; registered: {known} "
             "(or give one as module.path.ClassName)"
         )
-    try:
-        cls = getattr(importlib.import_module(module_name), class_name)
-    except (ImportError, AttributeError) as error:
-        raise CallbackSpecError(f"cannot import callback {name!r}: {error}") from None
-    if not (isinstance(cls, type) and issubclass(cls, Callback)):
-        raise CallbackSpecError(f"{name!r} is not a Callback subclass")
-    return cls
+    return user_class(module_name, class_name, Callback, CallbackSpecError, f"callback {name!r}")

@@ -20,6 +20,7 @@ from lifelong_gym.metrics import LifelongMetrics
 from lifelong_gym.run.config import RunConfig, build_runner
 from lifelong_gym.run.cost_summary import format_cost
 from lifelong_gym.run.gain import format_gain, paired_gain
+from lifelong_gym.run.probe_display import format_probes, run_probes
 from lifelong_gym.run.report import format_report
 from lifelong_gym.run.run_record import load_run
 from lifelong_gym.run.runner import Runner
@@ -45,31 +46,49 @@ def run_resumable(config: RunConfig, stop: StopRequest) -> list[PlayedRun]:
     return played
 
 
-def run_with_twin(config: RunConfig, stop: StopRequest) -> list[PlayedRun]:
-    """Run one run and, with `stateless_baseline`, its stateless twin, then the gain; the
-    runs played and their metrics."""
+def run_with_twin(config: RunConfig, stop: StopRequest | None = None) -> list[PlayedRun]:
+    """Run one run and, with `stateless_baseline`, its stateless twin, then print the gain
+    and the probe measures (if the run has probes); the runs played and their metrics.
+
+    From Python: `run_with_twin(RunConfig(output=..., callbacks=[...],
+    stateless_baseline=True))`. `stop`: a SIGTERM watcher (the command's), if any."""
+    stop = stop or StopRequest()
     runner = build_runner(config)
     try:
         stop.watch(runner)
         played = [(config.output, play(runner, config.progress))]
         click.echo(f"results in {config.output}")
-        if not config.stateless_baseline or stop.requested:
-            return played
-        twin = config.stateless_twin()
-        if config.progress:
-            click.echo(f"the stateless twin: the same stream, no callbacks, in {twin.output}")
-        twin_runner = build_runner(twin, agent=runner.agent)
-        try:
-            stop.watch(twin_runner)
-            played.append((twin.output, play(twin_runner, config.progress)))
-        finally:
-            close_envs(twin_runner)
-        click.echo(f"results in {twin.output}")
+        if config.stateless_baseline and not stop.requested:
+            played.append(play_twin(config, runner, stop))
         if not stop.requested:
-            click.echo(format_gain(paired_gain(load_run(config.output), load_run(twin.output))))
+            print_measures(config)
         return played
     finally:
         close_envs(runner)
+
+
+def play_twin(config: RunConfig, runner: Runner, stop: StopRequest) -> PlayedRun:
+    """Run the stateless twin of `config` with the agent of `runner`."""
+    twin = config.stateless_twin()
+    if config.progress:
+        click.echo(f"the stateless twin: the same stream, no callbacks, in {twin.output}")
+    twin_runner = build_runner(twin, agent=runner.agent)
+    try:
+        stop.watch(twin_runner)
+        played = (twin.output, play(twin_runner, config.progress))
+    finally:
+        close_envs(twin_runner)
+    click.echo(f"results in {twin.output}")
+    return played
+
+
+def print_measures(config: RunConfig) -> None:
+    """What a finished run measured beyond its report: the gain over its twin, the probes."""
+    run = load_run(config.output)
+    if config.stateless_baseline:
+        click.echo(format_gain(paired_gain(run, load_run(config.stateless_twin().output))))
+    if (probes := run_probes(run)) is not None:
+        click.echo(format_probes(probes))
 
 
 def raise_if_errored(played: Sequence[PlayedRun]) -> None:

@@ -76,7 +76,11 @@ def test_spec_options_reach_the_model(chat_server: ChatServer):
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("gpt", "unknown agent 'gpt'; known agents: oracle, hf:..., openai:..."),
+        (
+            "gpt",
+            r"unknown agent 'gpt'; known agents: oracle, planted\[:...\], hf:..., openai:..., "
+            "model:..., or module:Class for your own",
+        ),
         ("hf:", "unknown agent"),
         ("openai:http://127.0.0.1:8000/v1", "names no model"),
         ("openai:localhost:8000/v1#m", "must start with http"),

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.cli import main
 from lifelong_gym.errors import ConfigError
-from lifelong_gym.run import ExperienceReplayCallback, Runner
+from lifelong_gym.run import ExperienceReplayCallback, RunConfig, Runner, run_with_twin
 from lifelong_gym.run.gain import paired_bootstrap, paired_gain, twin_folder, twin_gain
 from lifelong_gym.run.run_record import load_run
 
@@ -88,6 +88,15 @@ def test_runs_of_other_streams_have_no_paired_gain(tmp_path):
     assert result.exit_code == 0, result.output
     (line,) = [line for line in result.stdout.splitlines() if line.startswith("gain of A over B")]
     assert "no paired gain" in line and "did not run the same task stream" in line
+
+
+def test_a_run_with_its_twin_from_python(tmp_path, capsys):
+    config = RunConfig(output=tmp_path / "replay", max_tasks=4, progress=False, plots=False,
+                       callbacks=["experience_replay:n=1"], stateless_baseline=True)  # fmt: skip
+    played = run_with_twin(config)
+    assert [folder for folder, _ in played] == [config.output, config.output / "stateless"]
+    assert [metrics.sessions for _, metrics in played] == [4, 4]
+    assert "gain over the stateless run" in capsys.readouterr().out
 
 
 def test_the_stateless_baseline_end_to_end(tmp_path):

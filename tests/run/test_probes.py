@@ -21,9 +21,11 @@ from lifelong_gym.errors import RunDirectoryError
 from lifelong_gym.orders import task_order
 from lifelong_gym.run import Runner
 from lifelong_gym.run.folder import PROBES_FILE, SESSIONS_FILE
+from lifelong_gym.run.probe_display import format_probes, run_probes
 from lifelong_gym.run.probe_measures import probe_measures
 from lifelong_gym.run.probes import load_probes
 from lifelong_gym.run.report import report_run
+from lifelong_gym.run.run_record import load_run
 from tests.command_line import invoke_run
 from tests.crash_support import kill_until_done
 
@@ -214,6 +216,8 @@ def test_the_cli_probes_the_oracle_and_its_stateless_twin(tmp_path, task_files):
         assert [r.point for r in records] == [0] * 12 + [4] * 12 + [8] * 12
         assert {r.reward for r in records} == {1.0}  # the oracle plays the probe set's answers
     assert json.loads((out / "config.json").read_text())["probes"]["count"] == 12
+    measures = format_probes(run_probes(load_run(out)))  # printed at the end, as report does
+    assert "AULC" in measures and result.output.rstrip().endswith(measures)
     # another probe schedule is another run: refused, in one line
     result = invoke_run(*flags, "--probes", str(probes), "--probe-every", "2")
     assert result.exit_code == 1 and "probes.every: 4 -> 2" in result.output
