@@ -14,7 +14,16 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from lifelong_gym.session import ChatMessage, EvaluationOutcome, Role, Session, SessionStatus
+from lifelong_gym.session import (
+    ChatMessage,
+    EvaluationOutcome,
+    Role,
+    Session,
+    SessionStatus,
+    with_memory,
+)
+
+from .method import Method
 
 Strategy = Literal["recent", "relevant"]
 STRATEGIES: tuple[str, ...] = ("recent", "relevant")
@@ -171,33 +180,42 @@ class ExperienceMemory:
         ranked = sorted(enumerate(self.experiences), key=relevance, reverse=True)
         return [experience for _, experience in ranked[: self.n]]
 
-    def prompt_with_experiences(
-        self, opening: str, skills: Sequence[str], *, reserve: int = 0, learn: bool = True
+    def memory_text(
+        self,
+        opening: str,
+        task_start: int,
+        skills: Sequence[str],
+        *,
+        reserve: int = 0,
+        learn: bool = True,
     ) -> tuple[str, list[int]]:
-        """The opening prompt with chosen experiences between instructions and task.
+        """The chosen experiences as the text to put before the task of `opening` (which
+        begins at `task_start`), and their task indices.
 
         With a token budget, experiences are dropped (least relevant first) until the
-        prompt plus `reserve` tokens (room for the replies) fits. Returns the prompt and
-        the task indices of the experiences it holds. `learn=False` (a probe) leaves the
-        memory as it was: the opening does not teach it the shared instructions.
+        prompt with them plus `reserve` tokens (room for the replies) fits. `learn=False`
+        (a probe) leaves the memory as it was: the opening does not teach it the shared
+        instructions its experiences are rendered without.
         """
         if learn:
             self.instructions.learn(opening)
-        chosen = self.select(skills, self.task_text(opening))
+        chosen = self.select(skills, opening[task_start:])
         while True:
-            prompt = self.compose(opening, chosen)
-            if not chosen or self.fits(prompt, reserve):
-                return prompt, [e.task_index for e in chosen]
+            text = self.render(chosen)
+            if not chosen or self.fits(with_memory(opening, task_start, text)[0], reserve):
+                return text, [e.task_index for e in chosen]
             chosen = chosen[:-1]
+
+    def render(self, chosen: Sequence[Experience]) -> str:
+        """`chosen` as one text, under a heading (empty when nothing is chosen)."""
+        if not chosen:
+            return ""
+        rendered = (e.render(i, self.task_text(e.opening)) for i, e in enumerate(chosen, start=1))
+        return "\n\n".join([HEADING, *rendered, CLOSING])
 
     def compose(self, opening: str, chosen: Sequence[Experience]) -> str:
         """The opening prompt with `chosen` between the instructions and the task."""
-        blocks = [
-            HEADING,
-            *(e.render(i, self.task_text(e.opening)) for i, e in enumerate(chosen, start=1)),
-            CLOSING,
-        ]
-        return self.instructions.insert(opening, blocks if chosen else [])
+        return self.instructions.insert(opening, [self.render(chosen)] if chosen else [])
 
     def task_text(self, opening: str) -> str:
         """An opening prompt without the environment's shared instructions."""
@@ -232,7 +250,7 @@ def flight_key(session: Session) -> tuple[bool, int]:
     return session.probe, session.task_index
 
 
-class ExperienceMethod:
+class ExperienceMethod(Method):
     """The part every experience-based method shares: a memory fed by finished sessions.
 
     A method keeps the opening prompt the environment gave at `start` (subclasses extend

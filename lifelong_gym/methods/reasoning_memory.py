@@ -19,6 +19,7 @@ from .bm25 import bm25_scores
 from .budget import token_counter
 from .experience import SharedInstructions
 from .memory_items import MemoryItem, Source, distillation_prompt, parse_memory_item
+from .method import Method
 
 HEADING = "Here are notes you wrote after earlier tasks: strategies that worked, pitfalls to avoid."
 CLOSING = "That is the end of your notes. Now solve the new task below."
@@ -43,7 +44,7 @@ def source_of(session: Session) -> Source | None:
     return None  # no verdict (an environment error): nothing the agent can learn from
 
 
-class ReasoningMemoryMethod:
+class ReasoningMemoryMethod(Method):
     """Memory items distilled by `model` after each task, the relevant ones put into prompts.
 
     `start(session)` puts the `k` most relevant items, as many as fit `budget` tokens (what
