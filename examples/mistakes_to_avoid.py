@@ -23,14 +23,14 @@ HEADING = "Mistakes made on similar tasks before; do not repeat them:"
 class MistakesToAvoid(Method):
     """Notes of failed tasks; the `k` latest sharing a skill with a task go into its prompt."""
 
-    def __init__(self, k: int = 3, note_chars: int = 300):
+    def __init__(self, k: int = 3, note_chars: int = 200):
         self.k, self.note_chars = k, note_chars
         self.notes: list[dict] = []  # {"skills": [...], "text": "..."}, oldest first
 
     def start(self, session: Session) -> None:
         """Insert the notes of earlier failed tasks that share a skill with this one."""
         notes = [n["text"] for n in self.notes if set(n["skills"]) & set(session.skills)]
-        if notes[-self.k :]:
+        if self.k and notes:
             lines = "\n".join(f"- {note}" for note in notes[-self.k :])
             session.insert_memory(f"{HEADING}\n{lines}", title="mistakes to avoid")
 
@@ -39,9 +39,10 @@ class MistakesToAvoid(Method):
         if session.probe or session.errored or session.solved:
             return
         replies = [m.content for m in session.chat_history if m.role == Role.AGENT] or [""]
-        task = session.task_text.splitlines()[0]
-        note = f"{task} Your last reply, {replies[-1]!r}, ended it: {session.status.value}."
-        self.notes.append({"skills": list(session.skills), "text": note[: self.note_chars]})
+        task = session.task_text.splitlines()[0][: self.note_chars]
+        reply, status = replies[-1][: self.note_chars], session.status.value
+        note = f"{task} Your last reply, {reply!r}, ended it: {status}, {session.outcome.value}."
+        self.notes.append({"skills": list(session.skills), "text": note})
 
     def state(self) -> dict:
         return {"notes": self.notes}

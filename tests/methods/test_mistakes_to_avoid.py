@@ -7,6 +7,7 @@ answer, so the method has notes to insert."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import gymnasium as gym
 from click.testing import CliRunner
@@ -19,6 +20,9 @@ from lifelong_gym.envs.db.prompt import INSTRUCTIONS
 from lifelong_gym.run import Runner
 
 TASKS = 6
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "mistakes_to_avoid.py"
+DOCS = ROOT / "docs" / "methods.md"
 
 
 def records(folder) -> list[dict]:
@@ -92,3 +96,10 @@ def test_in_a_plain_gymnasium_loop(tmp_path):
             done = terminated or truncated
     assert inserted and method.notes
     env.close()
+
+
+def test_the_tutorial_shows_the_example_as_it_is():
+    source = EXAMPLE.read_text()
+    end = source.index('\n\nif __name__ == "__main__"')
+    method = source[source.index("class MistakesToAvoid") : end]
+    assert method in DOCS.read_text()
