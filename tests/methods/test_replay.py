@@ -196,3 +196,21 @@ def test_with_tasks_in_flight_each_experience_keeps_its_own_opening(tmp_path):
     for experience in experiences:
         instruction = env.unwrapped.tasks[experience.task_index].instruction
         assert instruction in experience.opening
+
+
+def test_on_kg_the_replayed_tasks_and_the_new_one_are_split_where_the_env_marks():
+    pytest.importorskip("pyoxigraph")
+    env = ExperienceReplay(gym.make("LifelongKG-v0"), n=2)
+    oracle = OracleAgent(env.unwrapped.tasks)
+    play_stream(env, oracle, count=2)
+    opening, info = env.reset(options={"task_index": env.unwrapped.tasks.order[2]})
+    session = env.unwrapped.session
+    (memory,) = info["memory"]
+    assert info["replayed"] and memory["title"] == "experience replay"
+    assert opening.endswith(f"\n\n{memory['text']}\n\n{session.task_text}")
+    assert session.task_text.startswith("Question: ")
+    # each earlier task is its question alone: the instructions appear once
+    assert memory["text"].count("### Earlier task") == 2
+    assert memory["text"].count("\n\n### Earlier task 1\n\nQuestion: ") == 1
+    assert opening.count("Now your task.") == 1
+    env.close()
