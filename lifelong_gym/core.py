@@ -14,7 +14,7 @@ import gymnasium as gym
 from lifelong_gym.actions import InvalidReply, ParsedAction, TextAction
 from lifelong_gym.errors import EnvArgumentError, ResetOptionError, TaskIndexError
 from lifelong_gym.metrics import LifelongMetrics, compute_metrics
-from lifelong_gym.session import EvaluationOutcome, Role, Session, SessionStatus
+from lifelong_gym.session import EvaluationOutcome, OpeningPrompt, Role, Session, SessionStatus
 from lifelong_gym.spaces import UnicodeText
 from lifelong_gym.tasks import TaskSet, TaskT
 from lifelong_gym.tool_calls import ToolCall, message_text, parse_tool_call
@@ -146,7 +146,13 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
         task = self.tasks[index]
         self.task = task
         self.session = Session(task_index=index, skills=list(task.skills))
-        prompt = self._fit(self._start_task(task))
+        opening = self._start_task(task)
+        if isinstance(opening, str):
+            opening = OpeningPrompt("", opening)
+        prompt = self._fit(opening.text)
+        if prompt.startswith(opening.text[: opening.task_start]):
+            # a prompt cut to fit keeps its instructions whole, or memory goes before it all
+            self.session.task_start = opening.task_start
         self.session.status = SessionStatus.RUNNING
         self.session.add(Role.USER, prompt)
         return prompt, {"task_index": index, "skills": list(task.skills)}
@@ -277,8 +283,9 @@ class LifelongEnv(gym.Env[str, str], Generic[TaskT]):
     # -- what subclasses provide -----------------------------------------------------
 
     @abstractmethod
-    def _start_task(self, task: TaskT) -> str:
-        """Prepare the back-end for `task`; return the opening prompt."""
+    def _start_task(self, task: TaskT) -> str | OpeningPrompt:
+        """Prepare the back-end for `task`; return the opening prompt, split into its
+        instructions and its task where it has both (a plain string has no instructions)."""
 
     @abstractmethod
     def _evaluate(self, task: TaskT, session: Session) -> Evaluation:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field, field_validator
 from pydantic_core import PydanticSerializationError
@@ -122,6 +122,33 @@ class ReplyGroup(BaseModel):
     chosen: list[bool]
 
 
+class OpeningPrompt(NamedTuple):
+    """An environment's opening prompt in its two parts: the instructions every task of the
+    environment shares, and the task; memory goes between them."""
+
+    instructions: str
+    task: str
+    separator: str = "\n\n"
+
+    @property
+    def text(self) -> str:
+        """The prompt as the agent reads it."""
+        return f"{self.instructions}{self.separator}{self.task}" if self.instructions else self.task
+
+    @property
+    def task_start(self) -> int:
+        """Where the task begins in `text`."""
+        return len(self.text) - len(self.task)
+
+
+def with_memory(prompt: str, task_start: int, text: str) -> tuple[str, int]:
+    """`prompt` with `text` as a paragraph before its task (which begins at `task_start`),
+    and where the task begins then."""
+    head = prompt[:task_start].rstrip("\n")
+    head = f"{head}\n\n{text}\n\n" if head else f"{text}\n\n"
+    return head + prompt[task_start:], len(head)
+
+
 class Session(BaseModel):
     """A task being worked on, or finished: its history, status, outcome and reward."""
 
@@ -139,6 +166,9 @@ class Session(BaseModel):
     reply_groups: list[ReplyGroup] = Field(default_factory=list, exclude=True)
     """The reply groups group self-consistency sampled for this task's turns, kept while the
     task is in flight for a learner (online training's grpo mode); not persisted."""
+    task_start: int = Field(0, exclude=True)
+    """Where the task begins in the opening message, after the environment's instructions
+    (and any memory inserted so far): the environment sets it when it writes the prompt."""
 
     def record(self) -> bytes:
         """The session as one line of JSON; any text UTF-8 cannot hold (a lone surrogate
@@ -152,6 +182,26 @@ class Session(BaseModel):
     def add(self, role: Role, content: str) -> None:
         """Append a message to the interaction history."""
         self.chat_history.append(ChatMessage(role=role, content=content))
+
+    def insert_memory(self, text: str, *, title: str = "memory") -> None:
+        """Put `text` into the opening prompt between the environment's instructions and the
+        task (after any memory inserted before it), and record it in `details["memory"]`.
+
+        Call it before the agent's first reply (a method's `start`); empty text adds nothing.
+        """
+        if not self.chat_history or self.agent_turns:
+            raise ValueError("insert_memory needs the opening prompt and no reply yet")
+        if not text:
+            return
+        opening = self.chat_history[0]
+        opening.content, self.task_start = with_memory(opening.content, self.task_start, text)
+        record = {"title": title, "text": text, "chars": len(text)}
+        self.details.setdefault("memory", []).append(record)
+
+    @property
+    def task_text(self) -> str:
+        """The opening prompt's task, without the instructions and inserted memory."""
+        return self.chat_history[0].content[self.task_start :] if self.chat_history else ""
 
     @property
     def agent_turns(self) -> int:

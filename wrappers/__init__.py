@@ -1,5 +1,6 @@
 """Gymnasium wrappers for lifelong environments (import as `lifelong_gym.wrappers`)."""
 
+from lifelong_gym.methods import MethodWrapper
 from lifelong_gym.orders import task_order
 
 from .experience_replay import ExperienceReplay
@@ -12,6 +13,7 @@ __all__ = [
     "ExperienceReplay",
     "GroupSelfConsistency",
     "LifelongTaskSequence",
+    "MethodWrapper",
     "OnlineTraining",
     "ReasoningMemory",
     "task_order",

@@ -8,11 +8,9 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.utils import RecordConstructorArgs
 
-from lifelong_gym.methods import ExperienceReplayMethod
+from lifelong_gym.methods import ExperienceReplayMethod, MethodWrapper
 from lifelong_gym.methods.experience import DEFAULT_REPLY_RESERVE, Strategy
 from lifelong_gym.spaces import UnicodeText
-
-from .method_wrapper import MethodWrapper
 
 
 class ExperienceReplay(MethodWrapper, RecordConstructorArgs):
@@ -38,14 +36,14 @@ class ExperienceReplay(MethodWrapper, RecordConstructorArgs):
         RecordConstructorArgs.__init__(
             self, n=n, strategy=strategy, token_budget=token_budget, reply_reserve=reply_reserve
         )
-        gym.Wrapper.__init__(self, env)
-        self.method = ExperienceReplayMethod(
+        method = ExperienceReplayMethod(
             n,
             strategy,
             token_budget=token_budget,
             count_tokens=count_tokens,
             reply_reserve=reply_reserve,
         )
+        MethodWrapper.__init__(self, env, method)
         inner = env.observation_space
         limit = getattr(inner, "max_length", 16_000)
         self.observation_space = UnicodeText(limit * (n + 1))
@@ -53,10 +51,3 @@ class ExperienceReplay(MethodWrapper, RecordConstructorArgs):
     def reset_info(self, session: Any) -> dict[str, Any]:
         """The task indices replayed into the prompt."""
         return {"replayed": session.details["replayed"]}
-
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """Step the task; remember it when it ends solved."""
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        if terminated or truncated:
-            self.method.finish(self.env.unwrapped.session)
-        return obs, reward, terminated, truncated, info

@@ -7,12 +7,10 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.utils import RecordConstructorArgs
 
-from lifelong_gym.methods import ReasoningMemoryMethod
+from lifelong_gym.methods import MethodWrapper, ReasoningMemoryMethod
 from lifelong_gym.methods.memory_items import RENDERED_CHARS
 from lifelong_gym.methods.reasoning_memory import CLOSING, DETAILS, HEADING
 from lifelong_gym.spaces import UnicodeText
-
-from .method_wrapper import MethodWrapper
 
 
 class ReasoningMemory(MethodWrapper, RecordConstructorArgs):

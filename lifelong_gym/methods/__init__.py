@@ -1,13 +1,15 @@
 """Lifelong-learning methods, each one object used by a callback and by a wrapper.
 
-The runner's callbacks are in `lifelong_gym.run.method_callbacks`, the Gymnasium wrappers
-in `lifelong_gym.wrappers`; both call the same `start` / `finish` of the method object.
-Nothing here knows the runner.
+Each is a `Method`: `method.as_callback()` gives its runner callback (the adapter is in
+`lifelong_gym.run.method_callbacks`), `method.as_wrapper(env)` its Gymnasium wrapper
+(`MethodWrapper`, exported by `lifelong_gym.wrappers` too); both call the same `start` and
+`finish`. Nothing here knows the runner.
 """
 
 from .budget import resolve_budget
 from .experience import Experience, ExperienceMemory
 from .memory_items import MemoryItem
+from .method import Method, MethodWrapper
 from .reasoning_memory import ReasoningMemoryMethod
 from .replay import ExperienceReplayMethod
 from .self_consistency import GroupSelfConsistencyMethod
@@ -18,6 +20,8 @@ __all__ = [
     "ExperienceReplayMethod",
     "GroupSelfConsistencyMethod",
     "MemoryItem",
+    "Method",
+    "MethodWrapper",
     "ReasoningMemoryMethod",
     "resolve_budget",
 ]

@@ -14,7 +14,16 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from lifelong_gym.session import ChatMessage, EvaluationOutcome, Role, Session, SessionStatus
+from lifelong_gym.session import (
+    ChatMessage,
+    EvaluationOutcome,
+    Role,
+    Session,
+    SessionStatus,
+    with_memory,
+)
+
+from .method import Method
 
 Strategy = Literal["recent", "relevant"]
 STRATEGIES: tuple[str, ...] = ("recent", "relevant")
@@ -31,6 +40,9 @@ class Experience(BaseModel):
     skills: list[str]
     opening: str
     turns: list[ChatMessage]
+    task_start: int | None = None
+    """Where the task begins in `opening`, as its environment marked it (None in memories
+    saved before environments did: their instructions are learned from two openings)."""
 
     def render(self, number: int, task: str) -> str:
         """The experience as prompt text, `task` being its opening without the instructions."""
@@ -61,11 +73,9 @@ def split_instructions(prompt: str, other: str) -> tuple[str, str]:
 
 
 class SharedInstructions:
-    """The instructions every opening prompt of an environment shares, learned from two.
-
-    Methods that put remembered text into a prompt put it between these instructions and
-    the task, so that the instructions appear once.
-    """
+    """The instructions every opening prompt of an environment shares, learned from two:
+    the task texts of experiences saved before environments marked where the task begins
+    (`Experience.task_start`) are their openings without these."""
 
     def __init__(self) -> None:
         self.text: str | None = None  # learned from two different openings
@@ -85,13 +95,6 @@ class SharedInstructions:
         if self.text and opening.startswith(self.text + "\n\n"):
             return opening[len(self.text) + 2 :]
         return opening
-
-    def insert(self, opening: str, blocks: Sequence[str]) -> str:
-        """The opening prompt with `blocks` between its instructions and its task."""
-        task = self.task_text(opening)
-        instructions = opening[: len(opening) - len(task)].rstrip("\n")
-        parts = [instructions] if instructions else []
-        return "\n\n".join([*parts, *blocks, task])
 
     def state(self) -> dict:
         """What was learned, as JSON-ready values."""
@@ -136,8 +139,9 @@ class ExperienceMemory:
 
     # -- remembering ------------------------------------------------------------------
 
-    def remember(self, session: Session, opening: str) -> bool:
-        """Keep a finished session if it was solved; `opening` is its prompt as the env gave it."""
+    def remember(self, session: Session, opening: str, task_start: int | None = None) -> bool:
+        """Keep a finished session if it was solved; `opening` is its prompt as the env gave
+        it, its task beginning at `task_start`."""
         self.instructions.learn(opening)
         if not is_solved(session):
             return False
@@ -147,6 +151,7 @@ class ExperienceMemory:
                 skills=list(session.skills),
                 opening=opening,
                 turns=[m.model_copy() for m in session.chat_history[1:]],
+                task_start=task_start,
             )
         )
         return True
@@ -164,44 +169,55 @@ class ExperienceMemory:
         def relevance(item: tuple[int, Experience]) -> tuple[int, float, int]:
             position, experience = item
             shared = len(wanted & set(experience.skills))
-            text = self.task_text(experience.opening)
+            text = self.experience_task(experience)
             similar = difflib.SequenceMatcher(None, task, text, autojunk=False).ratio()
             return (shared, similar, position)
 
         ranked = sorted(enumerate(self.experiences), key=relevance, reverse=True)
         return [experience for _, experience in ranked[: self.n]]
 
-    def prompt_with_experiences(
-        self, opening: str, skills: Sequence[str], *, reserve: int = 0, learn: bool = True
+    def memory_text(
+        self,
+        opening: str,
+        task_start: int,
+        skills: Sequence[str],
+        *,
+        reserve: int = 0,
+        learn: bool = True,
     ) -> tuple[str, list[int]]:
-        """The opening prompt with chosen experiences between instructions and task.
+        """The chosen experiences as the text to put before the task of `opening` (which
+        begins at `task_start`), and their task indices.
 
         With a token budget, experiences are dropped (least relevant first) until the
-        prompt plus `reserve` tokens (room for the replies) fits. Returns the prompt and
-        the task indices of the experiences it holds. `learn=False` (a probe) leaves the
-        memory as it was: the opening does not teach it the shared instructions.
+        prompt with them plus `reserve` tokens (room for the replies) fits. `learn=False`
+        (a probe) leaves the memory as it was: the opening does not teach it the shared
+        instructions its experiences are rendered without.
         """
         if learn:
             self.instructions.learn(opening)
-        chosen = self.select(skills, self.task_text(opening))
+        chosen = self.select(skills, opening[task_start:])
         while True:
-            prompt = self.compose(opening, chosen)
-            if not chosen or self.fits(prompt, reserve):
-                return prompt, [e.task_index for e in chosen]
+            text = self.render(chosen)
+            if not chosen or self.fits(with_memory(opening, task_start, text)[0], reserve):
+                return text, [e.task_index for e in chosen]
             chosen = chosen[:-1]
 
-    def compose(self, opening: str, chosen: Sequence[Experience]) -> str:
-        """The opening prompt with `chosen` between the instructions and the task."""
-        blocks = [
-            HEADING,
-            *(e.render(i, self.task_text(e.opening)) for i, e in enumerate(chosen, start=1)),
-            CLOSING,
-        ]
-        return self.instructions.insert(opening, blocks if chosen else [])
+    def render(self, chosen: Sequence[Experience]) -> str:
+        """`chosen` as one text, under a heading (empty when nothing is chosen)."""
+        if not chosen:
+            return ""
+        rendered = (e.render(i, self.experience_task(e)) for i, e in enumerate(chosen, start=1))
+        return "\n\n".join([HEADING, *rendered, CLOSING])
 
-    def task_text(self, opening: str) -> str:
-        """An opening prompt without the environment's shared instructions."""
-        return self.instructions.task_text(opening)
+    def compose(self, opening: str, task_start: int, chosen: Sequence[Experience]) -> str:
+        """The opening prompt with `chosen` before its task (which begins at `task_start`)."""
+        return with_memory(opening, task_start, self.render(chosen))[0] if chosen else opening
+
+    def experience_task(self, experience: Experience) -> str:
+        """An experience's task text, without the environment's instructions."""
+        if experience.task_start is None:
+            return self.instructions.task_text(experience.opening)
+        return experience.opening[experience.task_start :]
 
     # -- state ------------------------------------------------------------------------
 
@@ -232,7 +248,7 @@ def flight_key(session: Session) -> tuple[bool, int]:
     return session.probe, session.task_index
 
 
-class ExperienceMethod:
+class ExperienceMethod(Method):
     """The part every experience-based method shares: a memory fed by finished sessions.
 
     A method keeps the opening prompt the environment gave at `start` (subclasses extend
@@ -243,21 +259,23 @@ class ExperienceMethod:
     memory: ExperienceMemory
 
     def __init__(self) -> None:
-        self._openings: dict[tuple[bool, int], str] = {}  # of the tasks in flight
+        # the opening prompts of the tasks in flight, and where their tasks begin
+        self._openings: dict[tuple[bool, int], tuple[str, int]] = {}
 
     def start(self, session: Session) -> None:
         """Keep the opening prompt of the task that begins (by task, for tasks in flight)."""
-        self._openings[flight_key(session)] = session.chat_history[0].content
+        self._openings[flight_key(session)] = (session.chat_history[0].content, session.task_start)
 
-    def opening(self, session: Session) -> str | None:
-        """The opening prompt the environment gave `session`, while it is in flight."""
+    def opening(self, session: Session) -> tuple[str, int] | None:
+        """The opening prompt the environment gave `session`, while it is in flight, and
+        where its task begins."""
         return self._openings.get(flight_key(session))
 
     def finish(self, session: Session) -> None:
         """Remember the finished session if it was solved (with the opening the env gave)."""
         opening = self._openings.pop(flight_key(session), None)
         if opening is not None and not session.probe:
-            self.memory.remember(session, opening)
+            self.memory.remember(session, *opening)
 
     def state(self) -> dict:
         """The memory of experiences, as JSON-ready values."""

@@ -20,6 +20,7 @@ from typing import Any, Literal, Protocol
 from lifelong_gym.session import ReplyGroup, Session, to_messages, until_last_reply
 
 from .experience import is_solved
+from .method import Method
 
 Mode = Literal["rft", "grpo"]
 MODES: tuple[str, ...] = ("rft", "grpo")
@@ -60,7 +61,7 @@ def conversation(session: Session, system_prompt: str | None = None) -> list[dic
     return to_messages(until_last_reply(session.chat_history), system_prompt)
 
 
-class OnlineTrainingMethod:
+class OnlineTrainingMethod(Method):
     """Online training every `every` stream tasks: `steps` optimizer steps.
 
     `rft`: each step on `batch` conversations drawn from the last `buffer` solved ones

@@ -13,12 +13,12 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lifelong_gym.session import EvaluationOutcome, Session
+from lifelong_gym.session import EvaluationOutcome, Session, with_memory
 
 from .bm25 import bm25_scores
 from .budget import token_counter
-from .experience import SharedInstructions
 from .memory_items import MemoryItem, Source, distillation_prompt, parse_memory_item
+from .method import Method
 
 HEADING = "Here are notes you wrote after earlier tasks: strategies that worked, pitfalls to avoid."
 CLOSING = "That is the end of your notes. Now solve the new task below."
@@ -43,7 +43,7 @@ def source_of(session: Session) -> Source | None:
     return None  # no verdict (an environment error): nothing the agent can learn from
 
 
-class ReasoningMemoryMethod:
+class ReasoningMemoryMethod(Method):
     """Memory items distilled by `model` after each task, the relevant ones put into prompts.
 
     `start(session)` puts the `k` most relevant items, as many as fit `budget` tokens (what
@@ -64,10 +64,9 @@ class ReasoningMemoryMethod:
         self.budget = budget
         self.max_items = max_items
         self.items: list[MemoryItem] = []
-        self.instructions = SharedInstructions()
         self.totals = dict.fromkeys(TOTALS, 0)
         self._next_number = 1
-        self._openings: dict[int, str] = {}  # the openings of tasks in flight, as the env gave them
+        self._tasks: dict[int, str] = {}  # the task texts of the tasks in flight
         self.model: Any = None
         self.count_tokens: Callable[[str], int] = estimate_tokens
         self.token_counting = "estimate"
@@ -85,15 +84,14 @@ class ReasoningMemoryMethod:
 
     def start(self, session: Session) -> None:
         """Put the relevant items into the session's opening prompt, within the budget."""
-        opening = session.chat_history[0].content
+        task = session.task_text
         if not session.probe:  # a probe reads the memory and changes nothing in it
-            self.instructions.learn(opening)
-            self._openings[session.task_index] = opening
-        chosen = self.retrieve(self.instructions.task_text(opening), session.skills)
-        prompt, chosen, added = self.fit(opening, chosen)
+            self._tasks[session.task_index] = task
+        chosen = self.retrieve(task, session.skills)
+        text, chosen, added = self.fit(session.chat_history[0].content, session.task_start, chosen)
         for item in chosen if not session.probe else ():
             item.uses += 1
-        session.chat_history[0].content = prompt
+        session.insert_memory(text, title="reasoning memory")
         session.details[DETAILS] = {
             "retrieved": [item.number for item in chosen],
             "memory_tokens": added,
@@ -117,34 +115,36 @@ class ReasoningMemoryMethod:
         )
         return [item for score, shared, _, item in ranked if score > 0 or shared][: self.k]
 
-    def fit(self, opening: str, chosen: Sequence[MemoryItem]) -> tuple[str, list[MemoryItem], int]:
-        """The prompt with the most of `chosen` (best first) that add at most `budget` tokens.
+    def fit(
+        self, opening: str, task_start: int, chosen: Sequence[MemoryItem]
+    ) -> tuple[str, list[MemoryItem], int]:
+        """The most of `chosen` (best first) that add at most `budget` tokens to `opening`
+        when put before its task (which begins at `task_start`).
 
-        Returns the prompt, the items it holds and the tokens they add.
+        Returns their text, the items it holds and the tokens they add.
         """
         chosen = list(chosen)
         plain = self.count_tokens(opening)
         while chosen:
-            prompt = self.compose(opening, chosen)
-            added = self.count_tokens(prompt) - plain
+            text = self.memory_text(chosen)
+            added = self.count_tokens(with_memory(opening, task_start, text)[0]) - plain
             if added <= self.budget:
-                return prompt, chosen, added
+                return text, chosen, added
             chosen.pop()
-        return opening, [], 0
+        return "", [], 0
 
-    def compose(self, opening: str, chosen: Sequence[MemoryItem]) -> str:
-        """The opening prompt with `chosen` between the instructions and the task."""
-        blocks = [HEADING, *(item.render() for item in chosen), CLOSING]
-        return self.instructions.insert(opening, blocks if chosen else [])
+    def memory_text(self, chosen: Sequence[MemoryItem]) -> str:
+        """`chosen` as the text put before the task, under a heading."""
+        return "\n\n".join([HEADING, *(item.render() for item in chosen), CLOSING])
 
     # -- a task ends ----------------------------------------------------------------------
 
     def finish(self, session: Session) -> None:
         """Distill an item from the judged session; record the call in its details."""
-        opening = None if session.probe else self._openings.pop(session.task_index, None)
-        if opening is None:  # a probe, or a task that did not begin here
+        task = None if session.probe else self._tasks.pop(session.task_index, None)
+        if task is None:  # a probe, or a task that did not begin here
             return
-        record = self.distill(session, self.instructions.task_text(opening))
+        record = self.distill(session, task)
         session.details.setdefault(DETAILS, {})["distillation"] = record
 
     def distill(self, session: Session, task: str) -> dict[str, Any]:
@@ -195,12 +195,11 @@ class ReasoningMemoryMethod:
     # -- state ----------------------------------------------------------------------------
 
     def state(self) -> dict[str, Any]:
-        """The items, the totals and the learned instructions, as JSON-ready values."""
+        """The items and the totals, as JSON-ready values."""
         return {
             "items": [item.model_dump(mode="json") for item in self.items],
             "next_number": self._next_number,
             "totals": dict(self.totals),
-            **self.instructions.state(),
         }
 
     def load_state(self, state: dict[str, Any]) -> None:
@@ -208,4 +207,3 @@ class ReasoningMemoryMethod:
         self.items = [MemoryItem.model_validate(item) for item in state.get("items", [])]
         self._next_number = state.get("next_number", len(self.items) + 1)
         self.totals = {**dict.fromkeys(TOTALS, 0), **state.get("totals", {})}
-        self.instructions.load_state(state)

@@ -12,7 +12,7 @@ from .experience import DEFAULT_REPLY_RESERVE, ExperienceMemory, ExperienceMetho
 class ExperienceReplayMethod(ExperienceMethod):
     """Put the `n` chosen solved sessions into each new task's opening prompt (the paper's).
 
-    `start(session)` when a task begins rewrites the session's first message (so the
+    `start(session)` when a task begins inserts them (`session.insert_memory`, so the
     session records what the agent saw) and lists the replayed task indices in
     `session.details["replayed"]`; `finish(session)` when it ends remembers it if it was
     solved. `strategy` is "recent" (the last `n`) or "relevant" (most shared skills, then
@@ -38,9 +38,12 @@ class ExperienceReplayMethod(ExperienceMethod):
     def start(self, session: Session) -> None:
         """Put the chosen experiences into the session's opening prompt."""
         super().start(session)
-        opening = session.chat_history[0].content
-        prompt, replayed = self.memory.prompt_with_experiences(
-            opening, session.skills, reserve=self.reply_reserve, learn=not session.probe
+        text, replayed = self.memory.memory_text(
+            session.chat_history[0].content,
+            session.task_start,
+            session.skills,
+            reserve=self.reply_reserve,
+            learn=not session.probe,
         )
-        session.chat_history[0].content = prompt
+        session.insert_memory(text, title="experience replay")
         session.details["replayed"] = replayed

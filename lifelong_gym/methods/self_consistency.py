@@ -50,27 +50,34 @@ class GroupSelfConsistencyMethod(ExperienceMethod):
         opening = self.opening(session)  # a probe votes with its own opening, not the stream's
         if opening is None:
             return reply
-        chosen, record = self.choose(model, normalize, session, opening, reply)
+        chosen, record = self.choose(model, normalize, session, *opening, reply)
         session.details.setdefault("self_consistency", []).append(record)
         return chosen
 
     def choose(
-        self, model: Any, normalize: Normalizer, session: Session, opening: str, reply: str
+        self,
+        model: Any,
+        normalize: Normalizer,
+        session: Session,
+        opening: str,
+        task_start: int,
+        reply: str,
     ) -> tuple[str, dict[str, Any]]:
-        """The reply to send for this turn, and the record of how it was chosen; the
-        candidates, when there were any, are kept in `session.reply_groups`."""
-        chosen = self.memory.select(session.skills, self.memory.task_text(opening))
+        """The reply to send for this turn, and the record of how it was chosen (`opening`
+        being the env's, its task beginning at `task_start`); the candidates, when there
+        were any, are kept in `session.reply_groups`."""
+        chosen = self.memory.select(session.skills, opening[task_start:])
         if not chosen:
             return reply, {"chosen_by": "agent", "reason": "no experiences yet"}
         groups = [
             fitted
             for i in range(0, len(chosen), self.per_group)
-            if (fitted := self._fit(opening, chosen[i : i + self.per_group]))
+            if (fitted := self._fit(opening, task_start, chosen[i : i + self.per_group]))
         ]
         if not groups:
             return reply, {"chosen_by": "agent", "reason": "no experience fits the budget"}
         later = session.chat_history[1:]
-        openings = [self.memory.compose(opening, group) for group in groups]
+        openings = [self.memory.compose(opening, task_start, group) for group in groups]
         prompts = [to_messages([_user(text), *later]) for text in openings]
         try:
             candidates = [reply, *model.generate(prompts)]
@@ -112,10 +119,12 @@ class GroupSelfConsistencyMethod(ExperienceMethod):
             return fallback, {**record, "chosen_by": "agent", "reason": reason}
         return options[pick], {**record, "chosen_by": "tie_break"}
 
-    def _fit(self, opening: str, group: Sequence[Experience]) -> list[Experience]:
+    def _fit(self, opening: str, task_start: int, group: Sequence[Experience]) -> list[Experience]:
         """The group, less its last experiences while its prompt exceeds the token budget."""
         group = list(group)
-        while group and not self.memory.fits(self.memory.compose(opening, group), self.reserve):
+        while group and not self.memory.fits(
+            self.memory.compose(opening, task_start, group), self.reserve
+        ):
             group.pop()
         return group
 

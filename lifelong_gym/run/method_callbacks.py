@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from lifelong_gym.errors import CallbackSpecError
 from lifelong_gym.methods import (
     ExperienceReplayMethod,
     GroupSelfConsistencyMethod,
+    Method,
     ReasoningMemoryMethod,
 )
 from lifelong_gym.methods.budget import model_of, resolve_budget
-from lifelong_gym.methods.experience import DEFAULT_REPLY_RESERVE, ExperienceMethod, Strategy
+from lifelong_gym.methods.experience import DEFAULT_REPLY_RESERVE, Strategy
 
 from .callbacks import Callback
 from .registry import register_callback
@@ -20,18 +22,44 @@ from .registry import register_callback
 class MethodCallback(Callback):
     """A method object run by the runner: `start` at reset, `finish` at completion.
 
-    `budget` (None, a number of tokens, or "auto": the agent's model's context window) is
-    resolved against the agent at setup; an unusable budget stops the run before any task.
-    The method's memory is saved with every snapshot and restored on resume.
+    `Method.as_callback()` gives one for any method. `budget` (None, a number of tokens,
+    or "auto": the agent's model's context window), for the methods that replay a memory
+    of experiences, is resolved against the agent at setup; an unusable budget stops the
+    run before any task. The method's state is saved with every snapshot and restored on
+    resume.
     """
 
-    method: ExperienceMethod | ReasoningMemoryMethod
+    method: Method
 
-    def __init__(self, budget: int | str | None = None):
+    def __init__(self, method: Method | None = None, budget: int | str | None = None):
+        if method is not None:
+            self.method = method
         self.budget = budget
 
+    @classmethod
+    def of(cls, method: Method) -> MethodCallback:
+        """The callback running `method`, of its class's callback class (so its saved
+        state is keyed by the method's name, from Python and the command line alike)."""
+        callback = object.__new__(cls.for_method(type(method)))
+        MethodCallback.__init__(callback, method)
+        return callback
+
+    @classmethod
+    @functools.cache
+    def for_method(cls, method_class: type[Method]) -> type[MethodCallback]:
+        """A callback class, named for `method_class`, whose keyword arguments build it."""
+
+        def __init__(self, **kwargs: Any) -> None:
+            MethodCallback.__init__(self, method_class(**kwargs))
+
+        namespace = {"__init__": __init__, "__doc__": method_class.__doc__}
+        namespace["__module__"] = method_class.__module__
+        return type(f"{method_class.__name__}Callback", (cls,), namespace)
+
     def setup(self, agent, env):
-        """Resolve the budget against the agent's model."""
+        """Resolve the budget against the agent's model (a method with a budget only)."""
+        if self.budget is None:
+            return
         memory = self.method.memory
         memory.token_budget, memory.count_tokens = resolve_budget(self.budget, agent)
 
@@ -40,16 +68,19 @@ class MethodCallback(Callback):
         self.method.start(session)
 
     def on_environment_complete(self, run, state, control, *, session, **kwargs):
-        """The task is scored: the method remembers it if it was solved."""
+        """The task is scored: the method learns from it."""
         self.method.finish(session)
 
     def state(self) -> dict[str, Any]:
-        """The method's memory."""
+        """The method's state."""
         return self.method.state()
 
     def load_state(self, state: dict[str, Any]) -> None:
-        """Restore the method's memory."""
+        """Restore the method's state."""
         self.method.load_state(state)
+
+
+Method.callback_face = MethodCallback
 
 
 @register_callback("experience_replay")
@@ -64,8 +95,7 @@ class ExperienceReplayCallback(MethodCallback):
     def __init__(
         self, n: int = 4, budget: int | str | None = None, reserve: int = DEFAULT_REPLY_RESERVE
     ):
-        super().__init__(budget)
-        self.method = ExperienceReplayMethod(n, self.strategy, reply_reserve=reserve)
+        super().__init__(ExperienceReplayMethod(n, self.strategy, reply_reserve=reserve), budget)
 
 
 @register_callback("relevant_replay")
@@ -86,8 +116,7 @@ class GroupSelfConsistencyCallback(MethodCallback):
         budget: int | str | None = None,
         reserve: int = DEFAULT_REPLY_RESERVE,
     ):
-        super().__init__(budget)
-        self.method = GroupSelfConsistencyMethod(groups, per_group, reserve)
+        super().__init__(GroupSelfConsistencyMethod(groups, per_group, reserve), budget)
 
     def setup(self, agent, env):
         """Refuse an agent without a model to vote with; resolve the budget against it."""
@@ -109,11 +138,11 @@ class ReasoningMemoryCallback(MethodCallback):
     each new prompt, adding at most `budget` tokens; at most `max_items` are kept."""
 
     def __init__(self, k: int = 2, budget: int = 1024, max_items: int = 100):
-        super().__init__(budget)
         try:
-            self.method = ReasoningMemoryMethod(k, budget, max_items)
+            method = ReasoningMemoryMethod(k, budget, max_items)
         except ValueError as error:
             raise CallbackSpecError(f"callback reasoning_memory: {error}") from None
+        super().__init__(method)  # its budget is the method's own, counted as it retrieves
 
     def setup(self, agent, env):
         """Refuse an agent without a model to distill with; count with its tokenizer."""

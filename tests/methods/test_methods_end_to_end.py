@@ -133,9 +133,10 @@ def test_budget_keeps_replay_within_the_context_window(tiny_model_dir, tmp_path)
     memory.load_state(callback.method.state())
     memory.experiences = [e for e in memory.experiences if e.task_index != last["task_index"]]
     opening, _ = env.reset(options={"task_index": last["task_index"]})
-    chosen = memory.select(last["skills"], memory.task_text(opening))
+    task_start = env.unwrapped.session.task_start
+    chosen = memory.select(last["skills"], opening[task_start:])
     kept = last["details"]["replayed"]
     assert [e.task_index for e in chosen[: len(kept)]] == kept
     assert len(kept) < len(chosen)  # the budget dropped some
-    assert count(memory.compose(opening, chosen[: len(kept) + 1])) + reserve > window
+    assert count(memory.compose(opening, task_start, chosen[: len(kept) + 1])) + reserve > window
     env.close()

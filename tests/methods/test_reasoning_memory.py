@@ -30,7 +30,13 @@ from lifelong_gym.methods.budget import token_counter
 from lifelong_gym.methods.memory_items import parse_memory_item
 from lifelong_gym.methods.reasoning_memory import HEADING
 from lifelong_gym.run import Runner, make_callback
-from lifelong_gym.session import ChatMessage, EvaluationOutcome, Role, Session, SessionStatus
+from lifelong_gym.session import (
+    EvaluationOutcome,
+    Role,
+    Session,
+    SessionStatus,
+    with_memory,
+)
 from lifelong_gym.wrappers import ReasoningMemory
 from tests.command_line import assert_one_line_error, run_cli
 
@@ -166,12 +172,20 @@ def test_items_are_distilled_from_successes_and_failures_and_retrieved_later(env
     assert {s["status"] for s in sessions} <= {"completed", "agent_validation_failed"}
 
 
-def _session(index: int, opening: str, reply: str, outcome: EvaluationOutcome, skills=()):
-    session = Session(task_index=index, skills=list(skills))
-    session.add(Role.USER, opening)
+def _opening(index: int, task: str) -> Session:
+    """A session whose opening prompt is the instructions, then `task` (as an env writes it)."""
+    session = Session(task_index=index, task_start=len(INSTRUCTIONS) + 2)
+    session.add(Role.USER, f"{INSTRUCTIONS}\n\n{task}")
+    return session
+
+
+def _play(method, index: int, task: str, reply: str, outcome: EvaluationOutcome) -> None:
+    """One task through `method`: started, answered with `reply`, judged, finished."""
+    session = _opening(index, task)
+    method.start(session)
     session.add(Role.AGENT, reply)
     session.status, session.outcome = SessionStatus.COMPLETED, outcome
-    return session
+    method.finish(session)
 
 
 INSTRUCTIONS = "You work on a database. Reply with one SQL statement."
@@ -194,17 +208,12 @@ def _filled_memory(**kwargs) -> ReasoningMemoryMethod:
 
     method = ReasoningMemoryMethod(model=ScriptedModel(reply), **kwargs)
     for index, task in TASKS.items():
-        session = _session(
-            index, f"{INSTRUCTIONS}\n\n{task}", "SELECT 1;", EvaluationOutcome.CORRECT
-        )
-        method.start(session)
-        method.finish(session)
+        _play(method, index, task, "SELECT 1;", EvaluationOutcome.CORRECT)
     return method
 
 
 def test_retrieval_ranks_items_by_relevance_to_the_new_task():
     method = _filled_memory(k=3)
-    assert method.instructions.text == INSTRUCTIONS
     for words, first in [("invoices were paid", 1), ("employees", 2), ("orders", 3)]:
         ranked = method.retrieve(f"Show the {words} today.", skills=[])
         assert ranked[0].number == first
@@ -218,20 +227,25 @@ def test_the_items_are_kept_within_the_token_budget_counted_with_the_tokenizer(t
     method.bind(counting)
     assert method.token_counting == "tokenizer"
     count = token_counter(tiny)
-    opening = f"{INSTRUCTIONS}\n\nHow many invoices and employees and customer orders?"
-    all_three = method.retrieve(method.instructions.task_text(opening), [])
+    task = "How many invoices and employees and customer orders?"
+    opening = f"{INSTRUCTIONS}\n\n{task}"
+    all_three = method.retrieve(task, [])
     assert len(all_three) == 3
-    two = count(method.compose(opening, all_three[:2])) - count(opening)
+
+    def added(items):
+        return count(with_memory(opening, len(INSTRUCTIONS) + 2, method.memory_text(items))[0])
+
+    two = added(all_three[:2]) - count(opening)
     method.budget = two  # room for the best two, not the third
-    assert count(method.compose(opening, all_three)) - count(opening) > two
-    session = Session(task_index=9, chat_history=[ChatMessage(role=Role.USER, content=opening)])
+    assert added(all_three) - count(opening) > two
+    session = _opening(9, task)
     method.start(session)
     record = session.details["reasoning_memory"]
     assert record["retrieved"] == [item.number for item in all_three[:2]]
     assert record["memory_tokens"] == count(session.chat_history[0].content) - count(opening)
     assert record["memory_tokens"] <= method.budget
     method.budget = 1  # no item fits: the prompt is left as it was
-    session = Session(task_index=10, chat_history=[ChatMessage(role=Role.USER, content=opening)])
+    session = _opening(10, task)
     method.start(session)
     assert session.chat_history[0].content == opening
     assert session.details["reasoning_memory"]["retrieved"] == []
@@ -241,9 +255,8 @@ def test_the_memory_keeps_at_most_max_items_dropping_the_least_used_oldest():
     method = _filled_memory(k=1, max_items=2)
     # items 1 (invoices) and 2 (employees) were stored; the third dropped the least used, the oldest
     assert [item.number for item in method.items] == [2, 3]
-    session = _session(5, f"{INSTRUCTIONS}\n\nThe employees hired?", "x", EvaluationOutcome.CORRECT)
-    method.start(session)  # item 2 retrieved: used once
-    method.finish(session)  # item 4 comes in; item 3, used never, goes
+    # item 2 is retrieved (used once); item 4 comes in, and item 3, used never, goes
+    _play(method, 5, "The employees hired?", "x", EvaluationOutcome.CORRECT)
     assert [item.number for item in method.items] == [2, 4]
 
 

@@ -13,7 +13,7 @@ from lifelong_gym.agents import OracleAgent
 from lifelong_gym.cli import main
 from lifelong_gym.methods.experience import ExperienceMemory, split_instructions
 from lifelong_gym.run import ExperienceReplayCallback, RelevantReplayCallback, Runner
-from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
+from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus, with_memory
 from lifelong_gym.wrappers import ExperienceReplay
 from tests.agents.episodes import play_stream
 
@@ -92,12 +92,19 @@ def _solved(index: int, opening: str, reply: str = "ok") -> Session:
     return session
 
 
+def prompt_with_experiences(memory, opening, skills, **options):
+    """`opening` with the memory's chosen experiences before its `Task:`, and their indices."""
+    task_start = opening.rindex("Task:")
+    text, replayed = memory.memory_text(opening, task_start, skills, **options)
+    return with_memory(opening, task_start, text)[0] if text else opening, replayed
+
+
 def test_instructions_appear_once_and_experiences_sit_before_the_task():
     memory = ExperienceMemory(n=2)
     for i in range(3):
         opening = f"Rules.\n\nMore rules.\n\nTask: number {i}"
         memory.remember(_solved(i, opening, f"reply {i}"), opening)
-    prompt, replayed = memory.prompt_with_experiences("Rules.\n\nMore rules.\n\nTask: new", ["x"])
+    prompt, replayed = prompt_with_experiences(memory, "Rules.\n\nMore rules.\n\nTask: new", ["x"])
     assert replayed == [2, 1]
     assert prompt.count("More rules.") == 1
     assert (
@@ -108,7 +115,7 @@ def test_instructions_appear_once_and_experiences_sit_before_the_task():
 
 def test_empty_memory_leaves_the_prompt_alone():
     memory = ExperienceMemory(n=4)
-    assert memory.prompt_with_experiences("Rules.\n\nTask: a", []) == ("Rules.\n\nTask: a", [])
+    assert memory.memory_text("Rules.\n\nTask: a", 7, []) == ("", [])
 
 
 def test_unsolved_sessions_are_not_remembered():
@@ -134,10 +141,10 @@ def test_budget_drops_experiences_exactly_when_the_next_would_overflow():
         return made
 
     new_task = "Rules here.\n\nTask: new"
-    prompt, replayed = memory(3, budget=60).prompt_with_experiences(new_task, ["x"], reserve=5)
+    prompt, replayed = prompt_with_experiences(memory(3, budget=60), new_task, ["x"], reserve=5)
     assert 0 < len(replayed) < 3
     assert _words(prompt) + 5 <= 60
-    bigger, _ = memory(len(replayed) + 1).prompt_with_experiences(new_task, ["x"])
+    bigger, _ = prompt_with_experiences(memory(len(replayed) + 1), new_task, ["x"])
     assert _words(bigger) + 5 > 60
     assert replayed == [2, 1][: len(replayed)]  # the most recent are kept
 
@@ -155,8 +162,8 @@ def test_a_larger_n_changes_no_prompt_where_the_budget_holds_fewer(strategy):
         return made
 
     new_task = "Rules here.\n\nTask: number 9"
-    fewer = memory(3).prompt_with_experiences(new_task, ["x"], reserve=5)
-    more = memory(8).prompt_with_experiences(new_task, ["x"], reserve=5)
+    fewer = prompt_with_experiences(memory(3), new_task, ["x"], reserve=5)
+    more = prompt_with_experiences(memory(8), new_task, ["x"], reserve=5)
     assert 0 < len(fewer[1]) < 3
     assert more == fewer
 
@@ -189,3 +196,21 @@ def test_with_tasks_in_flight_each_experience_keeps_its_own_opening(tmp_path):
     for experience in experiences:
         instruction = env.unwrapped.tasks[experience.task_index].instruction
         assert instruction in experience.opening
+
+
+def test_on_kg_the_replayed_tasks_and_the_new_one_are_split_where_the_env_marks():
+    pytest.importorskip("pyoxigraph")
+    env = ExperienceReplay(gym.make("LifelongKG-v0"), n=2)
+    oracle = OracleAgent(env.unwrapped.tasks)
+    play_stream(env, oracle, count=2)
+    opening, info = env.reset(options={"task_index": env.unwrapped.tasks.order[2]})
+    session = env.unwrapped.session
+    (memory,) = info["memory"]
+    assert info["replayed"] and memory["title"] == "experience replay"
+    assert opening.endswith(f"\n\n{memory['text']}\n\n{session.task_text}")
+    assert session.task_text.startswith("Question: ")
+    # each earlier task is its question alone: the instructions appear once
+    assert memory["text"].count("### Earlier task") == 2
+    assert memory["text"].count("\n\n### Earlier task 1\n\nQuestion: ") == 1
+    assert opening.count("Now your task.") == 1
+    env.close()

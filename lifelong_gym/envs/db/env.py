@@ -13,7 +13,7 @@ from lifelong_gym.core import (
     LifelongEnv,
     error_text,
 )
-from lifelong_gym.session import EvaluationOutcome, Session
+from lifelong_gym.session import EvaluationOutcome, OpeningPrompt, Session
 from lifelong_gym.tasks import TaskSet
 from lifelong_gym.tool_calls import ToolCall
 
@@ -166,7 +166,7 @@ class LifelongDBEnv(LifelongEnv[DBTask]):
         """Close the back-end's connections and drop what it made."""
         self.backend.close()
 
-    def _start_task(self, task: DBTask) -> str:
+    def _start_task(self, task: DBTask) -> OpeningPrompt:
         self.backend.start(task.table_info)
         return task_prompt(task, self.max_turns, self.action_format)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from lifelong_gym.session import OpeningPrompt
+
 from .actions import answer_reply, operation_reply
 from .tasks import DBTask
 
@@ -49,13 +51,12 @@ Result: [(3,)]
 Turn 2: commit_final_answer(answer="[(3,)]")"""
 
 
-def task_prompt(task: DBTask, max_turns: int, action_format: str = "text") -> str:
+def task_prompt(task: DBTask, max_turns: int, action_format: str = "text") -> OpeningPrompt:
     """The opening prompt: instructions, then the task and its table's name and columns."""
     table = task.table_info
     columns = ", ".join(f"{c.name} {c.type}" for c in table.column_info_list)
     instructions = TOOL_INSTRUCTIONS if action_format == "tools" else INSTRUCTIONS
-    return (
-        f"{instructions.format(max_turns=max_turns)}\n\n"
-        f"Task: {task.instruction}\n"
-        f"Table: {table.name} ({columns})"
+    return OpeningPrompt(
+        instructions.format(max_turns=max_turns),
+        f"Task: {task.instruction}\nTable: {table.name} ({columns})",
     )

@@ -34,7 +34,7 @@ from lifelong_gym.envs.kg.prompt import opening_prompt
 from lifelong_gym.envs.kg.sexpr import ActionCall
 from lifelong_gym.envs.kg.tasks import KGTask, kg_task_from_record
 from lifelong_gym.errors import EnvArgumentError, QueryRefused, QueryTimeout
-from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
+from lifelong_gym.session import EvaluationOutcome, OpeningPrompt, Session, SessionStatus
 from lifelong_gym.tasks import TaskSet, load_task_set, shipped_task_sets
 from lifelong_gym.tool_calls import ToolCall
 
@@ -235,7 +235,7 @@ class LifelongKGEnv(LifelongEnv[KGTask]):
         """Close the store or endpoint connection."""
         self.backend.close()
 
-    def _start_task(self, task: KGTask) -> str:
+    def _start_task(self, task: KGTask) -> OpeningPrompt:
         self.backend.recover()
         self._executor = ActionExecutor(self.backend, self.max_results)
         self._executed = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from lifelong_gym.envs.kg.tasks import KGTask
+from lifelong_gym.session import OpeningPrompt
 
 INSTRUCTIONS = """\
 You will answer a question by exploring a knowledge graph, one action per reply. Entities \
@@ -64,9 +65,9 @@ Turn 3: final_answer(variable="#1")
 Now your task."""
 
 
-def opening_prompt(task: KGTask, max_turns: int = 15, action_format: str = "text") -> str:
+def opening_prompt(task: KGTask, max_turns: int = 15, action_format: str = "text") -> OpeningPrompt:
     """The instructions, the worked example, then the task's question and entity ids."""
     entities = ", ".join(task.entity_dict.values())
     question = f"Question: {task.question}, Entities: [{entities}]"
     instructions = TOOL_INSTRUCTIONS if action_format == "tools" else INSTRUCTIONS
-    return f"{instructions.format(max_turns=max_turns)}\n{question}"
+    return OpeningPrompt(instructions.format(max_turns=max_turns), question, "\n")

@@ -30,7 +30,7 @@ from lifelong_gym.envs.os.sandbox import Limits, Sandbox, SandboxPool
 from lifelong_gym.envs.os.shell import CommandResult, Mode
 from lifelong_gym.envs.os.tasks import OSTask, load_os_tasks
 from lifelong_gym.errors import EnvArgumentError
-from lifelong_gym.session import EvaluationOutcome, Session
+from lifelong_gym.session import EvaluationOutcome, OpeningPrompt, Session
 from lifelong_gym.tasks import TaskSet
 from lifelong_gym.tool_calls import ToolCall
 
@@ -191,7 +191,7 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
 
     # -- the appendix's methods --------------------------------------------------------
 
-    def _start_task(self, task: OSTask) -> str:
+    def _start_task(self, task: OSTask) -> OpeningPrompt:
         self.answer = None
         self.exit_codes = []
         self.sandbox = self.pool.acquire()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from lifelong_gym.session import OpeningPrompt
+
 INSTRUCTIONS = """You are working as root in a Linux (Debian) shell, to do the task given below.
 Each of your replies does exactly one of these things, named on a line of its own:
 
@@ -59,7 +61,7 @@ Turn 2: answer(text="3")
 Now the task."""
 
 
-def opening_prompt(instruction: str, action_format: str = "text") -> str:
+def opening_prompt(instruction: str, action_format: str = "text") -> OpeningPrompt:
     """The first message of a task: the action formats, the example, then `instruction`."""
     instructions = TOOL_INSTRUCTIONS if action_format == "tools" else INSTRUCTIONS
-    return f"{instructions}\n\nTask: {instruction}"
+    return OpeningPrompt(instructions, f"Task: {instruction}")
