@@ -23,7 +23,7 @@ HEADING = "Mistakes made on similar tasks before; do not repeat them:"
 class MistakesToAvoid(Method):
     """Notes of failed tasks; the `k` latest sharing a skill with a task go into its prompt."""
 
-    def __init__(self, k: int = 3, note_chars: int = 200):
+    def __init__(self, k: int = 3, note_chars: int = 1000):
         self.k, self.note_chars = k, note_chars
         self.notes: list[dict] = []  # {"skills": [...], "text": "..."}, oldest first
 

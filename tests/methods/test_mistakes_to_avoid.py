@@ -18,6 +18,8 @@ from lifelong_gym.agents import OracleAgent
 from lifelong_gym.cli import main
 from lifelong_gym.envs.db.prompt import INSTRUCTIONS
 from lifelong_gym.run import Runner
+from lifelong_gym.run.gain import paired_gain, twin_folder
+from lifelong_gym.run.run_record import load_run
 
 TASKS = 6
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,3 +105,16 @@ def test_the_tutorial_shows_the_example_as_it_is():
     end = source.index('\n\nif __name__ == "__main__"')
     method = source[source.index("class MistakesToAvoid") : end]
     assert method in DOCS.read_text()
+
+
+def test_with_the_planted_agent_it_beats_its_stateless_twin(tmp_path):
+    # the planted learner solves a task once its prompt shows 2 earlier tasks sharing a skill
+    # (docs/agents.md): the notes of failed tasks show them; its twin sees no note
+    spec = "examples.mistakes_to_avoid.MistakesToAvoidCallback:k=3"
+    args = ["run", "--output", str(tmp_path), "--no-progress", "--max-tasks", "60"]
+    args += ["--agent", "planted:k=2,base=0.2", "--callback", spec, "--stateless-baseline"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    gain = paired_gain(load_run(tmp_path), load_run(twin_folder(tmp_path))).overall
+    assert gain.tasks == 60
+    assert gain.low > 0, gain  # a positive gain whose interval excludes 0
