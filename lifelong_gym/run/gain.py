@@ -144,13 +144,20 @@ def twin_folder(output: Path) -> Path:
 def twin_gain(run: RunRecord) -> Gain | str | None:
     """The gain of a run over the twin in its `stateless` folder; None when it has none, the
     one line saying why when the folder holds no twin of it."""
+    return twin_and_gain(run)[1]
+
+
+def twin_and_gain(run: RunRecord) -> tuple[RunRecord | None, Gain | str | None]:
+    """The run's stateless twin and the gain over it, as `twin_gain` gives it; the twin is
+    None unless there is a gain over it."""
     twin = twin_folder(run.folder)
     if not (twin / SESSIONS_FILE).is_file():
-        return None
+        return None, None
     try:
-        return paired_gain(run, load_run(twin))
+        record = load_run(twin)
+        return record, paired_gain(run, record)
     except LifelongGymError as error:
-        return str(error)
+        return None, str(error)
 
 
 def format_gain(

@@ -12,7 +12,7 @@ from lifelong_gym.run.cost_summary import (
     cost_rows,
     price_text,
 )
-from lifelong_gym.run.gain import RESAMPLES, Gain, GainFigure, paired_gains, twin_gain
+from lifelong_gym.run.gain import RESAMPLES, Gain, GainFigure, paired_gains
 from lifelong_gym.run.run_record import RunRecord
 
 
@@ -98,7 +98,7 @@ def paired_gain_panels(runs: Sequence[tuple[str, RunRecord]]) -> str:
     )
 
 
-def twin_gain_panel(run: RunRecord) -> str:
-    """The gain over the run's stateless twin, if it has one (or why it cannot be had)."""
-    gain = twin_gain(run)
+def twin_gain_panel(gain: Gain | str | None) -> str:
+    """The gain over the run's stateless twin (`twin_gain`), or why it cannot be had; "" for
+    a run without a twin."""
     return "" if gain is None else gain_panel("Gain over the stateless run", gain)

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from lifelong_gym.metrics import describe_errors
+from lifelong_gym.run.gain import Gain, twin_and_gain
 from lifelong_gym.run.html_measures import cost_panel, twin_gain_panel
+from lifelong_gym.run.html_memory import has_memory, inserted_chars, memory_panel
 from lifelong_gym.run.html_page import json_block, render_page, write_page
 from lifelong_gym.run.plots import status_bins, status_color, status_rank, window_label
 from lifelong_gym.run.probe_display import probe_panel, run_probes
@@ -27,7 +29,7 @@ from lifelong_gym.session import Role, Session
 REPORT_FILE = "report.html"
 MIN_SHARED_PREFIX = 200  # shorter shared openings are not worth folding
 SNIPPET_LENGTH = 160
-CUMULATIVE_COLOR, WINDOWED_COLOR = "#1f5f99", "#f58518"
+CUMULATIVE_COLOR, WINDOWED_COLOR, TWIN_COLOR = "#1f5f99", "#f58518", "#8c8c8c"
 
 
 def write_html_report(run: RunRecord) -> Path:
@@ -46,7 +48,7 @@ def report_page(run: RunRecord) -> str:
     ]
     blocks += [json_block(f"t-{index}", task) for index, task in references.tasks.items()]
     title = f"{run.identity.name}: lifelong run report"
-    return render_page(title, _body(run, references), blocks, "report.js")
+    return render_page(title, _body(run, references, *twin_and_gain(run)), blocks, "report.js")
 
 
 def report_path_of(folder: Path) -> Path:
@@ -75,6 +77,7 @@ def _table_data(run: RunRecord, references: TaskReferences, prefix: str) -> dict
     skills = sorted({k for s in run.sessions for k in s.skills})
     status_ids, outcome_ids = _ids(statuses), _ids(outcomes)
     skill_ids = _ids(skills)
+    memory = has_memory(run.sessions)
     rows = []
     for position, session in enumerate(run.sessions, start=1):
         task = references.tasks.get(session.task_index) or {}
@@ -88,6 +91,7 @@ def _table_data(run: RunRecord, references: TaskReferences, prefix: str) -> dict
                 session.agent_turns,
                 session.reward,
                 snippet(task.get("text") or opening_text(session, prefix)),
+                *([inserted_chars(session)] if memory else []),
             ]
         )
     return {
@@ -98,6 +102,7 @@ def _table_data(run: RunRecord, references: TaskReferences, prefix: str) -> dict
         "colors": {s: status_color(s) for s in statuses},
         "prefix": prefix,
         "taskNote": references.note,
+        "memory": memory,
         "rows": rows,
     }
 
@@ -110,7 +115,9 @@ def _conversation(session: Session, prefix: str) -> dict[str, Any]:
     return {"m": messages, "p": folded, "d": session.details, "e": session.error}
 
 
-def _body(run: RunRecord, references: TaskReferences) -> str:
+def _body(
+    run: RunRecord, references: TaskReferences, twin: RunRecord | None, gain: Gain | str | None
+) -> str:
     identity, metrics = run.identity, run.metrics
     callbacks = ", ".join(identity.callbacks) or "none"
     tasks = identity.task_set + (f" ({identity.task_count} tasks)" if identity.task_count else "")
@@ -159,12 +166,13 @@ def _body(run: RunRecord, references: TaskReferences) -> str:
     <span class="name">errored</span></div>
   <div class="figure"><span class="value" id="headline-sessions">{metrics.sessions}</span>
     <span class="name">sessions</span></div>
-  <div class="statuses" id="headline-statuses"><span class="name">statuses
+  {_gain_figure(gain)}<div class="statuses" id="headline-statuses"><span class="name">statuses
     (click to filter)</span>{chips}</div>
 </section>
 {errored}
-{_charts(run)}
-{cost_panel(run.cost)}{twin_gain_panel(run)}{probes}
+{_charts(run, twin)}
+{memory_panel(run.sessions)}
+{cost_panel(run.cost)}{twin_gain_panel(gain)}{probes}
 {note}
 <section id="sessions" class="panel">
   <h2>Sessions</h2>
@@ -176,7 +184,19 @@ def _body(run: RunRecord, references: TaskReferences) -> str:
 """
 
 
-def _charts(run: RunRecord) -> str:
+def _gain_figure(gain: Gain | str | None) -> str:
+    if not isinstance(gain, Gain):
+        return ""
+    overall = gain.overall
+    interval = f"[{overall.low * 100:+.1f}, {overall.high * 100:+.1f}]"
+    return (
+        f'<div class="figure"><span class="value" id="headline-gain">{overall.gain * 100:+.1f}'
+        f' <small>{interval}</small></span><span class="name">gain over the stateless run '
+        "(points, 95% interval)</span></div>\n  "
+    )
+
+
+def _charts(run: RunRecord, twin: RunRecord | None) -> str:
     metrics = run.metrics
     if not run.sessions:
         return '<p class="note">This run has no finished session yet.</p>'
@@ -186,6 +206,11 @@ def _charts(run: RunRecord) -> str:
         [
             Series("cumulative", curve.cumulative, CUMULATIVE_COLOR),
             Series(window_label(curve), curve.windowed, WINDOWED_COLOR, dashed=True),
+            *(
+                [Series("stateless cumulative", twin.metrics.learning_curve.cumulative, TWIN_COLOR)]
+                if twin is not None
+                else []
+            ),
         ],
     )
     statuses = [s.status.value for s in run.sessions]

@@ -17,6 +17,7 @@ WIDTH = 600  # the half-width charts; drawn at their size, shrunk on narrow scre
 SKILL_WIDTH = 1000
 MAX_POINTS = 800  # a curve of 10,000 sessions is drawn through this many points
 LEFT, RIGHT, TOP = 52, 30, 46
+PERCENT_TICKS = [(share, f"{share:.0%}") for share in (0, 0.25, 0.5, 0.75, 1)]
 
 
 @dataclass(frozen=True)
@@ -46,9 +47,28 @@ class SkillBar:
 
 def line_chart(title: str, series: Sequence[Series], height: int = 270) -> str:
     """Success rate (0 to 100%) against the session number, one line per series."""
+    return _lines(title, series, height, 1.0, PERCENT_TICKS)
+
+
+def count_chart(title: str, series: Sequence[Series], height: int = 220) -> str:
+    """Amounts (from 0 to a round maximum) against the session number, one line per series."""
+    highest = max((v for s in series for v in s.values), default=0)
+    step = _round_step(highest / 4) if highest > 4 else 1
+    top = step * max(math.ceil(highest / step), 1)
+    ticks = [(value / top, f"{value:,}") for value in range(0, top + 1, step)]
+    return _lines(title, series, height, top, ticks)
+
+
+def _lines(
+    title: str,
+    series: Sequence[Series],
+    height: int,
+    top_value: float,
+    ticks: Sequence[tuple[float, str]],
+) -> str:
     sessions = max((len(s.values) for s in series), default=0)
     plot_w, plot_h = WIDTH - LEFT - RIGHT, height - TOP - 36
-    parts = [_title(title), *_percent_grid(plot_w, plot_h, TOP)]
+    parts = [_title(title), *_grid(plot_w, plot_h, TOP, ticks)]
     parts += _session_ticks(sessions, plot_w, TOP + plot_h)
 
     def x(session: float) -> float:
@@ -56,7 +76,7 @@ def line_chart(title: str, series: Sequence[Series], height: int = 270) -> str:
 
     for line in series:
         points = " ".join(
-            f"{x(i + 1):.1f},{TOP + (1 - line.values[i]) * plot_h:.1f}"
+            f"{x(i + 1):.1f},{TOP + (1 - line.values[i] / top_value) * plot_h:.1f}"
             for i in _sampled(len(line.values))
         )
         dash = ' stroke-dasharray="5 3"' if line.dashed else ""
@@ -73,7 +93,7 @@ def status_chart(title: str, bins: Sequence[StatusBin], statuses: Sequence[str])
     height = 220
     plot_w, plot_h = WIDTH - LEFT - RIGHT, height - TOP - 36
     sessions = bins[-1].last if bins else 0
-    parts = [_title(title), *_percent_grid(plot_w, plot_h, TOP)]
+    parts = [_title(title), *_grid(plot_w, plot_h, TOP, PERCENT_TICKS)]
     parts += _session_ticks(sessions, plot_w, TOP + plot_h)
     for stretch in bins:
         size = stretch.last - stretch.first + 1
@@ -140,14 +160,15 @@ def _title(title: str) -> str:
     return f'<text x="{LEFT}" y="14" class="chart-title">{escape(title)}</text>'
 
 
-def _percent_grid(plot_w: int, plot_h: int, top: int) -> list[str]:
+def _grid(plot_w: int, plot_h: int, top: int, ticks: Sequence[tuple[float, str]]) -> list[str]:
+    """Horizontal grid lines at the given shares of the plot's height, labelled."""
     lines = []
-    for share in (0, 0.25, 0.5, 0.75, 1):
+    for share, label in ticks:
         y = top + (1 - share) * plot_h
         lines.append(
             f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
             f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">'
-            f"{share:.0%}</text>"
+            f"{escape(label)}</text>"
         )
     return lines
 

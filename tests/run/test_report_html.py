@@ -48,7 +48,7 @@ def test_the_page_shows_the_metrics_and_fetches_nothing(browser, scripted_report
     identity = page.page.text_content(".identity")
     assert "LifelongDB-v0" in identity and "ScriptedAgent" in identity
     assert "ExperienceReplayCallback" in identity
-    assert page.page.locator("svg.chart").count() == 3
+    assert page.page.locator("svg.chart").count() == 3 + 2  # and the replay memory's two
     assert page.outside_requests() == [] and page.errors == []
     page.screenshot(tmp_path / "report.png")
 

@@ -6,7 +6,7 @@
   const OVERSCAN = 12;
   const MAX_VIEWPORT = 450;
   const data = readJson("report-data");
-  const rows = data.rows; // [position, task, status, outcome, [skills], turns, reward, snippet]
+  const rows = data.rows; // [position, task, status, outcome, [skills], turns, reward, snippet, memory characters if data.memory]
   const byTask = new Map(rows.map((row) => [row[1], row[0]]));
   const state = { status: "", outcome: "", skill: "", text: "", shown: rows, selected: null };
   let haystack = null; // lower-cased text of each conversation, built on the first search
@@ -131,9 +131,12 @@
 
   const table = document.getElementById("session-table");
   const head = make("div", "row head");
-  for (const title of ["#", "task", "status", "outcome", "turns", "reward", "skills", "task text"]) {
-    head.append(make("span", ["#", "task", "turns", "reward"].includes(title) ? "num" : "", title));
+  const titles = ["#", "task", "status", "outcome", "turns", "reward", "skills", "task text"];
+  if (data.memory) titles.push("memory");
+  for (const title of titles) {
+    head.append(make("span", ["#", "task", "turns", "reward", "memory"].includes(title) ? "num" : "", title));
   }
+  if (data.memory) table.classList.add("with-memory");
   const viewport = make("div", "viewport");
   viewport.id = "session-rows";
   viewport.tabIndex = 0;
@@ -170,6 +173,7 @@
       make("span", "", skills),
       make("span", "", row[7]),
     );
+    if (data.memory) node.append(make("span", "num", row[8]));
     node.title = skills;
     if (row[0] === state.selected) node.classList.add("selected");
     node.addEventListener("click", () => { location.hash = "session-" + row[0]; });
@@ -278,6 +282,18 @@
     return box("Experience replay", links);
   }
 
+  function memoryNode(records) {
+    if (!Array.isArray(records)) return null;
+    const list = make("div", "");
+    for (const record of records) {
+      const heading = make("summary", "", record.title + " · " + record.chars + " characters");
+      list.append(make("details", "", heading, make("pre", "", record.text)));
+    }
+    const node = box("Memory inserted", list);
+    node.id = "memory-inserted";
+    return node;
+  }
+
   function showSession(position) {
     const row = rows[position - 1];
     if (!row) return;
@@ -288,6 +304,8 @@
     const side = make("div", "side");
     const method = methodNode(details);
     if (method) side.append(method);
+    const memory = memoryNode(details.memory);
+    if (memory) side.append(memory);
     if (task) {
       if (task.text) side.append(box("Task", make("pre", "", task.text)));
       side.append(box("Reference solution", Object.keys(task.reference).length ? keyValues(task.reference) : "The task record holds no reference solution."));
@@ -297,6 +315,7 @@
     const variables = variablesNode(conversation.m);
     if (variables) side.append(variables);
     delete details.replayed;
+    delete details.memory;
     side.append(box("Scoring details", Object.keys(details).length ? keyValues(details) : "none recorded"));
     if (task && Object.keys(task.other).length) {
       const more = make("details", "", make("summary", "", "the rest of the task record"), keyValues(task.other));
