@@ -26,7 +26,7 @@ from lifelong_gym.run.config import parse_env_args, read_config_file, run_config
 from lifelong_gym.run.cost import parse_price
 from lifelong_gym.run.cost_summary import format_cost, format_cost_table
 from lifelong_gym.run.folder import disk_space_of
-from lifelong_gym.run.gain import Gain, format_gain, format_paired_gains, twin_gain
+from lifelong_gym.run.gain import Gain, format_gain, format_paired_gains
 from lifelong_gym.run.grid import is_grid
 from lifelong_gym.run.grid_cli import compare_grid, run_grid_config
 from lifelong_gym.run.grid_compare import read_grid_index
@@ -156,10 +156,10 @@ def report(output: str, price_per_mtok: str | None) -> None:
     report.html."""
     price = parse_price(price_per_mtok) if price_per_mtok is not None else None
     with disk_space_of(Path(output), "report again"):
-        run, written = report_run(Path(output), price=price)
+        run, written, gain = report_run(Path(output), price=price)
     click.echo(format_report(run.metrics))
     click.echo(format_cost(run.cost))
-    if (gain := twin_gain(run)) is not None:
+    if gain is not None:
         click.echo(format_gain(gain) if isinstance(gain, Gain) else gain)
     if (probes := run_probes(run)) is not None:
         click.echo(format_probes(probes))

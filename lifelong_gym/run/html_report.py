@@ -32,12 +32,16 @@ SNIPPET_LENGTH = 160
 CUMULATIVE_COLOR, WINDOWED_COLOR, TWIN_COLOR = "#1f5f99", "#f58518", "#8c8c8c"
 
 
-def write_html_report(run: RunRecord) -> Path:
-    """Write `report.html` into the run folder and return its path."""
-    return write_page(run.folder / REPORT_FILE, report_page(run))
+TwinAndGain = tuple[RunRecord | None, Gain | str | None]
 
 
-def report_page(run: RunRecord) -> str:
+def write_html_report(run: RunRecord, twin: TwinAndGain | None = None) -> Path:
+    """Write `report.html` into the run folder and return its path; `twin` is the run's
+    `twin_and_gain` when the caller has it already."""
+    return write_page(run.folder / REPORT_FILE, report_page(run, twin))
+
+
+def report_page(run: RunRecord, twin: TwinAndGain | None = None) -> str:
     """The report of a run as one HTML page."""
     references = load_references(run.identity, run.sessions)
     prefix = shared_prefix([s.chat_history[0].content for s in run.sessions if s.chat_history])
@@ -48,7 +52,8 @@ def report_page(run: RunRecord) -> str:
     ]
     blocks += [json_block(f"t-{index}", task) for index, task in references.tasks.items()]
     title = f"{run.identity.name}: lifelong run report"
-    return render_page(title, _body(run, references, *twin_and_gain(run)), blocks, "report.js")
+    body = _body(run, references, *(twin or twin_and_gain(run)))
+    return render_page(title, body, blocks, "report.js")
 
 
 def report_path_of(folder: Path) -> Path:

@@ -8,6 +8,7 @@ from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics, describe_succe
 from lifelong_gym.run.cost import Price
 from lifelong_gym.run.cost_summary import write_cost_summary
 from lifelong_gym.run.folder import METRICS_FILE, write_json_atomic
+from lifelong_gym.run.gain import Gain, twin_and_gain
 from lifelong_gym.run.html_report import write_html_report
 from lifelong_gym.run.plots import LEARNING_CURVE_FILE, PER_SKILL_FILE, STATUSES_FILE, write_plots
 from lifelong_gym.run.run_record import RunRecord, load_run
@@ -42,11 +43,13 @@ def format_report(metrics: LifelongMetrics) -> str:
 
 def report_run(
     folder: Path, window: int = DEFAULT_WINDOW, price: Price | None = None
-) -> tuple[RunRecord, list[Path]]:
+) -> tuple[RunRecord, list[Path], Gain | str | None]:
     """Recompute a finished or partial run's `metrics.json` and `cost.json` (at `price`, or
-    the run's own); write its plots and report.html."""
+    the run's own); write its plots and report.html. Also returns the gain over its
+    stateless twin (`twin_gain`)."""
     run = load_run(folder, window=window, price=price)
     write_json_atomic(folder / METRICS_FILE, run.metrics.model_dump(mode="json"))
     write_cost_summary(folder, run.cost)
     written = write_plots(run.metrics, folder, run.sessions) if run.sessions else []
-    return run, [*written, write_html_report(run)]
+    twin = twin_and_gain(run)
+    return run, [*written, write_html_report(run, twin)], twin[1]

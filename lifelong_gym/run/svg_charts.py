@@ -1,4 +1,5 @@
-"""Charts of the HTML report as inline SVG: curves, statuses along the run, per-skill bars.
+"""Charts of the HTML report as inline SVG: curves of rates and of amounts, statuses along
+the run, per-skill bars.
 
 Every text that comes from a run (skill names, run names, statuses) is escaped here; the
 charts need no script and no external file.
