@@ -72,6 +72,11 @@ class GainFigure(BaseModel):
         """Whether the interval holds 0."""
         return self.low <= 0 <= self.high
 
+    @property
+    def interval(self) -> str:
+        """The interval in points, as "[+1.2, +3.4]"."""
+        return f"[{self.low * 100:+.1f}, {self.high * 100:+.1f}]"
+
 
 class Gain(BaseModel):
     """The gain of a run over its stateless twin, overall and per skill; `errored_pairs`
@@ -184,7 +189,7 @@ def format_gain(
 
 def describe_gain(figure: GainFigure) -> str:
     """A gain in points and its interval, and "within noise" when the interval holds 0."""
-    text = f"{figure.gain * 100:>+7.1f}  [{figure.low * 100:+.1f}, {figure.high * 100:+.1f}]"
+    text = f"{figure.gain * 100:>+7.1f}  {figure.interval}"
     return text + ("  within noise" if figure.within_noise else "")
 
 

@@ -67,7 +67,7 @@ def gain_table(gain: Gain) -> str:
             f"<tr><{cell}>{escape(name)}</{cell}><td class='num'>{figure.tasks}</td>"
             f"<td class='num'>{figure.stateful:.1%}</td><td class='num'>{figure.stateless:.1%}</td>"
             f"<td class='num{css}'>{figure.gain * 100:+.1f}</td>"
-            f"<td class='num'>[{figure.low * 100:+.1f}, {figure.high * 100:+.1f}]{noise}</td></tr>"
+            f"<td class='num'>{figure.interval}{noise}</td></tr>"
         )
 
     head = "".join(

@@ -193,11 +193,10 @@ def _gain_figure(gain: Gain | str | None) -> str:
     if not isinstance(gain, Gain):
         return ""
     overall = gain.overall
-    interval = f"[{overall.low * 100:+.1f}, {overall.high * 100:+.1f}]"
     return (
         f'<div class="figure"><span class="value" id="headline-gain">{overall.gain * 100:+.1f}'
-        f' <small>{interval}</small></span><span class="name">gain over the stateless run '
-        "(points, 95% interval)</span></div>\n  "
+        f' <small>{overall.interval}</small></span><span class="name">gain over the stateless'
+        " run (points, 95% interval)</span></div>\n  "
     )
 
 
