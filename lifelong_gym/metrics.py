@@ -8,7 +8,7 @@ nothing of the agent, so it is counted apart (`errored`), never as a failure or 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
@@ -106,12 +106,17 @@ def compute_metrics(sessions: Sequence[Session], window: int = DEFAULT_WINDOW) -
     )
 
 
+def format_status_counts(counts: Mapping[str, int]) -> str:
+    """Counts by status as text, sorted by status: `agent_unknown_error 34, completed 2`."""
+    return ", ".join(f"{status} {count}" for status, count in sorted(counts.items()))
+
+
 def describe_errors(metrics: LifelongMetrics) -> str:
     """`34 errored (agent_unknown_error 34): not counted, see docs/runner.md`, or "" when no
     session errored."""
     if not metrics.errored:
         return ""
-    statuses = ", ".join(f"{k} {v}" for k, v in metrics.errored_counts.items())
+    statuses = format_status_counts(metrics.errored_counts)
     return f"{metrics.errored} errored ({statuses}): not counted, see docs/runner.md"
 
 

@@ -42,6 +42,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from lifelong_gym.errors import RunDirectoryError
+from lifelong_gym.metrics import format_status_counts
 from lifelong_gym.run.content import comparable, refuse_changed_content
 from lifelong_gym.session import Session
 
@@ -187,7 +188,7 @@ class RetryCut:
     def describe(self) -> str:
         """What is played again, and why, as one line."""
         errored = Counter(s.status.value for s in self.sessions if s.errored)
-        statuses = ", ".join(f"{k} {v}" for k, v in sorted(errored.items()))
+        statuses = format_status_counts(errored)
         after = len(self.sessions) - 1
         seen = f", and the {after} after the first, which saw it" if after else ""
         return (

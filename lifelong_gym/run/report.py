@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics, describe_success
+from lifelong_gym.metrics import (
+    DEFAULT_WINDOW,
+    LifelongMetrics,
+    describe_success,
+    format_status_counts,
+)
 from lifelong_gym.run.cost import Price
 from lifelong_gym.run.cost_summary import write_cost_summary
 from lifelong_gym.run.folder import METRICS_FILE, write_json_atomic
@@ -29,7 +34,7 @@ def format_report(metrics: LifelongMetrics) -> str:
     lines = [
         f"sessions {metrics.sessions}   correct {metrics.correct}   "
         f"success rate {describe_success(metrics)}",
-        "statuses: " + (", ".join(f"{k} {v}" for k, v in metrics.status_counts.items()) or "none"),
+        "statuses: " + (format_status_counts(metrics.status_counts) or "none"),
     ]
     if metrics.per_skill:
         width = max(len("skill"), *(len(name) for name in metrics.per_skill))

@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 
 from lifelong_gym.errors import RunAbortedError, RunErrorsError
-from lifelong_gym.metrics import LifelongMetrics
+from lifelong_gym.metrics import LifelongMetrics, format_status_counts
 from lifelong_gym.run.config import RunConfig, build_runner
 from lifelong_gym.run.cost_summary import format_cost
 from lifelong_gym.run.gain import format_gain, paired_gain
@@ -83,7 +83,10 @@ def play_twin(config: RunConfig, runner: Runner, stop: StopRequest) -> PlayedRun
 
 
 def print_measures(config: RunConfig) -> None:
-    """What a finished run measured beyond its report: the gain over its twin, the probes."""
+    """What a finished run measured beyond its report: the gain over its twin, the probes
+    (the run is read back from its folder only when it has either)."""
+    if not config.stateless_baseline and config.probes is None:
+        return
     run = load_run(config.output)
     if config.stateless_baseline:
         click.echo(format_gain(paired_gain(run, load_run(config.stateless_twin().output))))
@@ -100,7 +103,7 @@ def raise_if_errored(played: Sequence[PlayedRun]) -> None:
     statuses: Counter[str] = Counter()
     for _, metrics in errored:
         statuses.update(metrics.errored_counts)
-    counts = ", ".join(f"{status} {count}" for status, count in sorted(statuses.items()))
+    counts = format_status_counts(statuses)
     folders = ", ".join(str(folder) for folder, _ in errored)
     total = statuses.total()
     sessions = "1 session" if total == 1 else f"{total} sessions"
