@@ -47,7 +47,9 @@ class PrivateDockerd(PrivateServer):
         (self.folder / "daemon.json").write_text("{}\n")  # not the host's /etc/docker one
 
     def command(self) -> list[str]:
-        namespace = f"lifelong-gym-{self.folder.name}"
+        # containerd takes letters and digits joined by single separators: mkdtemp's random
+        # part may hold "_" next to "-", so only its letters and digits are kept
+        namespace = "lifelong-gym-" + "".join(c for c in self.folder.name if c.isalnum())
         return [
             "unshare",
             "--net",
