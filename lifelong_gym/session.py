@@ -141,11 +141,15 @@ class OpeningPrompt(NamedTuple):
         return len(self.text) - len(self.task)
 
 
+MEMORY_GAP = "\n\n"
+"""What separates inserted memory from the instructions before it and the task after it."""
+
+
 def with_memory(prompt: str, task_start: int, text: str) -> tuple[str, int]:
     """`prompt` with `text` as a paragraph before its task (which begins at `task_start`),
     and where the task begins then."""
     head = prompt[:task_start].rstrip("\n")
-    head = f"{head}\n\n{text}\n\n" if head else f"{text}\n\n"
+    head = f"{head}{MEMORY_GAP}{text}{MEMORY_GAP}" if head else f"{text}{MEMORY_GAP}"
     return head + prompt[task_start:], len(head)
 
 
@@ -183,11 +187,17 @@ class Session(BaseModel):
         """Append a message to the interaction history."""
         self.chat_history.append(ChatMessage(role=role, content=content))
 
-    def insert_memory(self, text: str, *, title: str = "memory") -> None:
+    def insert_memory(
+        self, text: str, *, title: str = "memory", items: Sequence[str] = ()
+    ) -> None:
         """Put `text` into the opening prompt between the environment's instructions and the
-        task (after any memory inserted before it), and record it in `details["memory"]`.
+        task (after any memory inserted before it), and record where in `details["memory"]`:
+        `{"title", "start", "chars"}` (the text's place in the opening prompt) and, when
+        given, `"items"`: what the text holds, named as the method names its memory ("task 3",
+        "workflow 2"), which report.html tallies against the tasks' outcomes.
 
         Call it before the agent's first reply (a method's `start`); empty text adds nothing.
+        `inserted_memory()` gives the records with their text.
         """
         if not self.chat_history or self.agent_turns:
             raise ValueError("insert_memory needs the opening prompt and no reply yet")
@@ -195,8 +205,20 @@ class Session(BaseModel):
             return
         opening = self.chat_history[0]
         opening.content, self.task_start = with_memory(opening.content, self.task_start, text)
-        record = {"title": title, "text": text, "chars": len(text)}
+        start = self.task_start - len(MEMORY_GAP) - len(text)
+        record: dict[str, Any] = {"title": title, "start": start, "chars": len(text)}
+        if items:
+            record["items"] = list(items)
         self.details.setdefault("memory", []).append(record)
+
+    def inserted_memory(self) -> list[dict[str, Any]]:
+        """What `insert_memory` put into the opening prompt: its records, each with its
+        `"text"` read back from the prompt (a record of an earlier version keeps its own)."""
+        opening = self.chat_history[0].content if self.chat_history else ""
+        return [
+            {"text": opening[r["start"] : r["start"] + r["chars"]], **r} if "start" in r else r
+            for r in self.details.get("memory", ())
+        ]
 
     @property
     def task_text(self) -> str:

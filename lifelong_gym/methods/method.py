@@ -64,7 +64,7 @@ class MethodWrapper(gym.Wrapper[str, str, str, str]):
     """Runs `method` around each task: `start` at every reset (so the observation is the
     opening prompt with the method's memory in it), `finish` when the task ends.
 
-    `info["memory"]` at reset lists what the method inserted (`session.insert_memory`).
+    `info["memory"]` at reset lists what the method inserted (`session.inserted_memory()`).
     A subclass may say, in `reset_info`, what else the reset's info adds, and may set
     `self.method` itself instead of passing it.
     """
@@ -83,7 +83,7 @@ class MethodWrapper(gym.Wrapper[str, str, str, str]):
         _, info = self.env.reset(seed=seed, options=options)
         session = self.env.unwrapped.session
         self.method.start(session)
-        memory = {"memory": session.details["memory"]} if "memory" in session.details else {}
+        memory = {"memory": session.inserted_memory()} if "memory" in session.details else {}
         return session.chat_history[0].content, {**info, **memory, **self.reset_info(session)}
 
     def reset_info(self, session: Any) -> dict[str, Any]:

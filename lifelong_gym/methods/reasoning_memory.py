@@ -91,7 +91,8 @@ class ReasoningMemoryMethod(Method):
         text, chosen, added = self.fit(session.chat_history[0].content, session.task_start, chosen)
         for item in chosen if not session.probe else ():
             item.uses += 1
-        session.insert_memory(text, title="reasoning memory")
+        items = [f"item {item.number}" for item in chosen]
+        session.insert_memory(text, title="reasoning memory", items=items)
         session.details[DETAILS] = {
             "retrieved": [item.number for item in chosen],
             "memory_tokens": added,

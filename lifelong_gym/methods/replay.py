@@ -45,5 +45,6 @@ class ExperienceReplayMethod(ExperienceMethod):
             reserve=self.reply_reserve,
             learn=not session.probe,
         )
-        session.insert_memory(text, title="experience replay")
+        items = [f"task {index}" for index in replayed]
+        session.insert_memory(text, title="experience replay", items=items)
         session.details["replayed"] = replayed

@@ -2,8 +2,9 @@
 task along the stream, and which retrieved items (replayed tasks, reasoning-memory items)
 were followed by a success.
 
-It reads what the sessions recorded: `details["memory"]` (`Session.insert_memory`),
-`details["replayed"]` (experience replay) and `details["reasoning_memory"]["retrieved"]`.
+It reads what the sessions recorded: `details["memory"]` (`Session.insert_memory`: the
+characters inserted and the items retrieved, named by their method), and for runs of earlier
+versions `details["replayed"]` and `details["reasoning_memory"]["retrieved"]`.
 A run that recorded none of them gets no panel.
 """
 
@@ -32,8 +33,16 @@ def inserted_chars(session: Session) -> int:
 
 
 def retrieved(session: Session) -> list[str] | None:
-    """What was retrieved into the session's prompt, named ("task 3", "item 7"); None when
-    the session records no retrieval."""
+    """What was retrieved into the session's prompt, named as its method names it ("task 3",
+    "item 7"); None when the session records no retrieval."""
+    records = session.details.get("memory", ())
+    if any("items" in record for record in records):
+        return [item for record in records for item in record.get("items", ())]
+    return _retrieved_before_items(session)
+
+
+def _retrieved_before_items(session: Session) -> list[str] | None:
+    """What a run of an earlier version (memory records without `items`) retrieved."""
     replayed = session.details.get("replayed")
     reasoning = session.details.get(REASONING_MEMORY)
     items = reasoning.get("retrieved") if isinstance(reasoning, dict) else None

@@ -61,10 +61,12 @@ def test_memory_sits_between_instructions_and_task_and_the_oracle_still_solves(
         prompt = session.chat_history[0].content
         assert prompt == f"{instructions}\n\n{NOTE}\n\n{SECOND}\n\n{task}"
         assert session.task_text == task
+        second_start = len(instructions) + 2 + len(NOTE) + 2
         assert session.details["memory"] == [
-            {"title": "note", "text": NOTE, "chars": len(NOTE)},
-            {"title": "second", "text": SECOND, "chars": len(SECOND)},
+            {"title": "note", "start": len(instructions) + 2, "chars": len(NOTE)},
+            {"title": "second", "start": second_start, "chars": len(SECOND)},
         ]
+        assert [r["text"] for r in session.inserted_memory()] == [NOTE, SECOND]
         done = False
         while not done:
             _, reward, terminated, truncated, info = env.step(oracle.act(session))
@@ -78,7 +80,26 @@ def test_a_prompt_without_instructions_gets_memory_first():
     session.add("user", "Add 2 and 3.")
     session.insert_memory(NOTE)
     assert session.chat_history[0].content == f"{NOTE}\n\nAdd 2 and 3."
-    assert session.details["memory"] == [{"title": "memory", "text": NOTE, "chars": len(NOTE)}]
+    assert session.details["memory"] == [{"title": "memory", "start": 0, "chars": len(NOTE)}]
+    assert session.inserted_memory() == [
+        {"text": NOTE, "title": "memory", "start": 0, "chars": len(NOTE)}
+    ]
+
+
+def test_the_items_a_method_names_are_recorded_with_its_text():
+    session = Session(task_index=0)
+    session.add("user", "Add 2 and 3.")
+    session.insert_memory(NOTE, title="replay", items=["task 4", "task 1"])
+    session.insert_memory("")  # nothing to insert: no record
+    (record,) = session.inserted_memory()
+    assert record["items"] == ["task 4", "task 1"] and record["text"] == NOTE
+
+
+def test_a_record_of_an_earlier_version_keeps_its_own_text():
+    session = Session(task_index=0)
+    session.add("user", f"{NOTE}\n\nAdd 2 and 3.")
+    session.details["memory"] = [{"title": "memory", "text": NOTE, "chars": len(NOTE)}]
+    assert session.inserted_memory() == session.details["memory"]
 
 
 def test_memory_after_the_agent_replied_is_refused():

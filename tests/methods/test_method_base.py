@@ -11,6 +11,7 @@ import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.methods import Method
 from lifelong_gym.run import Runner
+from lifelong_gym.session import Session
 from lifelong_gym.run.method_callbacks import MethodCallback
 
 NOTE = "Check the column names first."
@@ -55,7 +56,7 @@ def run(tmp_path, callback, max_tasks: int) -> list[dict]:
 def test_a_hand_written_adapter_over_a_custom_method_runs(tmp_path):
     sessions = run(tmp_path, TallyCallback(), 2)
     assert [s["outcome"] for s in sessions] == ["correct", "correct"]
-    assert all(s["details"]["memory"][0]["text"] == NOTE for s in sessions)
+    assert all(Session.model_validate(s).inserted_memory()[0]["text"] == NOTE for s in sessions)
 
 
 def test_as_callback_saves_the_state_under_the_method_name_and_resumes(tmp_path):

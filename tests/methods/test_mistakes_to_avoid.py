@@ -17,6 +17,7 @@ from examples.mistakes_to_avoid import HEADING, MistakesToAvoid
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.cli import main
 from lifelong_gym.envs.db.prompt import INSTRUCTIONS
+from lifelong_gym.session import Session
 from lifelong_gym.run import Runner
 from lifelong_gym.run.gain import paired_gain, twin_folder
 from lifelong_gym.run.run_record import load_run
@@ -49,9 +50,8 @@ def check_run(folder) -> list[dict]:
     with_notes = [s for s in sessions if "memory" in s["details"]]
     assert with_notes, "no task got a note"
     for session in with_notes:
-        assert_memory_before_the_task(
-            session["chat_history"][0]["content"], session["details"]["memory"]
-        )
+        inserted = Session.model_validate(session).inserted_memory()
+        assert_memory_before_the_task(session["chat_history"][0]["content"], inserted)
     return sessions
 
 

@@ -32,8 +32,11 @@ def test_the_wrapper_inserts_at_reset_and_learns_at_the_end():
     oracle = OracleAgent(env.unwrapped.tasks)
     for index in env.unwrapped.tasks.order[:2]:
         opening, info = env.reset(options={"task_index": index})
-        assert info["memory"] == [{"title": "note", "text": NOTE, "chars": len(NOTE)}]
         assert opening == env.unwrapped.session.chat_history[0].content
+        start = opening.index(NOTE)
+        assert info["memory"] == [
+            {"text": NOTE, "title": "note", "start": start, "chars": len(NOTE)}
+        ]
         assert f"\n\n{NOTE}\n\nTask: " in opening
         done = False
         while not done:
