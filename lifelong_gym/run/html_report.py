@@ -117,7 +117,10 @@ def _conversation(session: Session, prefix: str) -> dict[str, Any]:
     folded = bool(prefix and messages and messages[0][1].startswith(prefix))
     if folded:
         messages[0][1] = messages[0][1][len(prefix) :]
-    return {"m": messages, "p": folded, "d": session.details, "e": session.error}
+    details = session.details
+    if "memory" in details:  # the page shows each insertion's text
+        details = {**details, "memory": session.inserted_memory()}
+    return {"m": messages, "p": folded, "d": details, "e": session.error}
 
 
 def _body(
