@@ -187,9 +187,7 @@ class Session(BaseModel):
         """Append a message to the interaction history."""
         self.chat_history.append(ChatMessage(role=role, content=content))
 
-    def insert_memory(
-        self, text: str, *, title: str = "memory", items: Sequence[str] = ()
-    ) -> None:
+    def insert_memory(self, text: str, *, title: str = "memory", items: Sequence[str] = ()) -> None:
         """Put `text` into the opening prompt between the environment's instructions and the
         task (after any memory inserted before it), and record where in `details["memory"]`:
         `{"title", "start", "chars"}` (the text's place in the opening prompt) and, when

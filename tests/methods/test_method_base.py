@@ -11,8 +11,8 @@ import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.methods import Method
 from lifelong_gym.run import Runner
-from lifelong_gym.session import Session
 from lifelong_gym.run.method_callbacks import MethodCallback
+from lifelong_gym.session import Session
 
 NOTE = "Check the column names first."
 
