@@ -168,7 +168,8 @@ class ItemMemoryMethod(Method):
         if flight is None:  # a probe, or a task that did not begin here
             return
         task, numbers = flight
-        given = [item for item in self.items if item.number in numbers]
+        kept = {item.number: item for item in self.items}
+        given = [kept[number] for number in numbers if number in kept]  # best first
         record = self.learn(session, task, given)
         session.details.setdefault(self.details_key, {})[self.learning] = record
 
@@ -192,6 +193,10 @@ class ItemMemoryMethod(Method):
         for key in MODEL_TOTALS:
             self.totals[key] += record[key]
         return reply, record
+
+    def model_ask(self) -> Callable[[str], tuple[str | None, dict[str, Any]]] | None:
+        """`ask` when a model is bound, else None (a method then learns by a rule)."""
+        return self.ask if self.model is not None else None
 
     def keep(self, **fields: Any) -> Any:
         """A new item of `fields`, numbered and kept (dropping the lowest beyond `max_items`)."""

@@ -179,13 +179,14 @@ def _opening(index: int, task: str) -> Session:
     return session
 
 
-def _play(method, index: int, task: str, reply: str, outcome: EvaluationOutcome) -> None:
+def _play(method, index: int, task: str, reply: str, outcome: EvaluationOutcome) -> Session:
     """One task through `method`: started, answered with `reply`, judged, finished."""
     session = _opening(index, task)
     method.start(session)
     session.add(Role.AGENT, reply)
     session.status, session.outcome = SessionStatus.COMPLETED, outcome
     method.finish(session)
+    return session
 
 
 INSTRUCTIONS = "You work on a database. Reply with one SQL statement."
