@@ -54,8 +54,14 @@ PITFALL = (
 )
 
 
+RECIPE = "Title: Query then answer\nSteps:\n1. Query the {table}.\n2. Answer with the rows."
+
+
 def item_for(prompt: str) -> str:
-    """The scripted distillation: a strategy when asked for one, else a pitfall."""
+    """The scripted reply: a recipe when asked for steps (workflow and procedural memory),
+    else a strategy when asked for one, else a pitfall."""
+    if "\nSteps:\n" in prompt:
+        return RECIPE
     return STRATEGY if "strategy that worked" in prompt else PITFALL
 
 
