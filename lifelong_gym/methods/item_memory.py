@@ -14,13 +14,14 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
+import gymnasium as gym
 from pydantic import BaseModel
 
 from lifelong_gym.session import Session, with_memory
 
 from .bm25 import bm25_scores
 from .budget import token_counter
-from .method import Method
+from .method import Method, MethodWrapper
 
 CHARS_PER_TOKEN = 4
 """The estimate of a text's tokens when the model has no tokenizer to count them with."""
@@ -211,6 +212,11 @@ class ItemMemoryMethod(Method):
         """What orders items for eviction, lowest first: the least retrieved, the oldest."""
         return (item.uses, item.number)
 
+    def as_wrapper(self, env: gym.Env[str, str]) -> ItemMemoryWrapper:
+        """`env` wrapped so that each `reset` calls `start` and each task's end `finish`,
+        their records in `info[details_key]`."""
+        return ItemMemoryWrapper(env, self)
+
     # -- state ----------------------------------------------------------------------------
 
     def state(self) -> dict[str, Any]:
@@ -230,3 +236,22 @@ class ItemMemoryMethod(Method):
     def no_totals(self) -> dict[str, int]:
         """The totals before any task: every count 0."""
         return dict.fromkeys((*MODEL_TOTALS, *self.counts), 0)
+
+
+class ItemMemoryWrapper(MethodWrapper):
+    """An item memory around each task of a plain Gymnasium loop: `info[details_key]` holds
+    the items retrieved (at reset) and, at the end of a task, also what was learnt from it."""
+
+    method: ItemMemoryMethod
+
+    def reset_info(self, session: Any) -> dict[str, Any]:
+        """The items retrieved into the prompt and the tokens they added."""
+        key = self.method.details_key
+        return {key: dict(session.details[key])}
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Step the task; when it ends, learn from it and say what was learnt."""
+        obs, reward, terminated, truncated, info = super().step(action)
+        if terminated or truncated:
+            info = {**info, **self.reset_info(self.env.unwrapped.session)}
+        return obs, reward, terminated, truncated, info

@@ -73,14 +73,17 @@ def test_in_a_plain_gymnasium_loop(method_class):
     method = method_class(k=2)
     env = method.as_wrapper(gym.make("LifelongDB-v0"))
     oracle = OracleAgent(env.unwrapped.tasks)
-    given = []
+    key, given = method.details_key, []
     for index in env.unwrapped.tasks.order[:4]:
         opening, info = env.reset(options={"task_index": index})
+        assert env.observation_space.contains(opening)
         given.append([item for r in info.get("memory", ()) for item in r["items"]])
+        assert given[-1] == [f"{method.label} {n}" for n in info[key]["retrieved"]]
         done = False
         while not done:
             _, _, terminated, truncated, info = env.step(oracle.act(env.unwrapped.session))
             done = terminated or truncated
+        assert info[key][method.learning]["learnt_by"] == "rule"  # what it learnt, at the end
     assert given[0] == [] and len(given[-1]) == 2
     assert len(method.items) + method.totals.get("merged", 0) == 4
     env.close()
