@@ -1,6 +1,7 @@
 """Workflow memory and procedural memory as a user runs them: from the command line with the
 planted learner and its stateless twin, killed (SIGKILL) and resumed, in a plain Gymnasium
-loop, and refused in one line when misconfigured.
+loop, refused in one line when misconfigured, and costed: the model calls they learn with
+are each task's method calls in `costs.jsonl` and `report`.
 
 The planted learner has no model, so both learn by their rule; each keeps the tasks it
 learnt from (a workflow's examples, a procedure's task), which the learner reads.
@@ -14,15 +15,22 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
+from click.testing import CliRunner
 
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.agents import OracleAgent
+from lifelong_gym.agents.models import Usage
+from lifelong_gym.cli import main
 from lifelong_gym.methods import ProceduralMemoryMethod, WorkflowMemoryMethod
 from tests.command_line import assert_one_line_error, planted_gain, run_cli
 from tests.crash_support import kill_until_done
 
+from .test_reasoning_memory import ScriptedModel, _run
+from .test_workflow_memory import FailsSome
+
 ROOT = Path(__file__).resolve().parents[2]
 METHODS = {"workflow_memory": "workflow", "procedural_memory": "procedure"}  # name: item label
+METHODS_LEARNING = {"workflow_memory": "induction", "procedural_memory": "update"}
 
 
 def sessions(folder: Path) -> list[dict]:
@@ -101,3 +109,38 @@ def test_in_a_plain_gymnasium_loop(method_class):
 def test_the_command_line_refuses_in_one_line(tmp_path, spec, fragment):
     result = run_cli("run", "--output", str(tmp_path), "--max-tasks", "1", "--callback", spec)
     assert_one_line_error(result, fragment)
+
+
+class MeteredModel(ScriptedModel):
+    """The scripted model, logging each reply's usage as a served model does."""
+
+    reports_usage = True
+
+    def generate(self, batch, tools=None):
+        replies = super().generate(batch, tools)
+        prompts = [messages[-1]["content"] for messages in batch]
+        self.usage.add(
+            [Usage(len(p) // 4, len(r) // 4) for p, r in zip(prompts, replies, strict=True)]
+        )
+        return replies
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_the_model_calls_of_learning_are_the_tasks_method_cost(tmp_path, name):
+    env = gym.make("LifelongDB-v0")
+    order = env.unwrapped.tasks.order
+    agent = FailsSome(env.unwrapped.tasks, MeteredModel(), failing={order[1], order[4]})
+    records, _ = _run(env, agent, tmp_path, spec=f"{name}:k=2", tasks=6)
+    env.close()
+    costs = [json.loads(line) for line in (tmp_path / "costs.jsonl").read_text().splitlines()]
+    learnt = [r["details"][name][METHODS_LEARNING[name]] for r in records]
+    assert [c["methods"]["calls"] for c in costs] == [r["model_calls"] for r in learnt]
+    # a call per solved task (4), and for procedures one per failed task given one (2)
+    assert (
+        sum(r["model_calls"] for r in learnt)
+        == {"workflow_memory": 4, "procedural_memory": 6}[name]
+    )
+    assert [c["methods"]["prompt_tokens"] for c in costs if c["methods"]["calls"]] == [
+        agent.model.usage.since(0)[i].prompt_tokens for i in range(len(agent.model.prompts))
+    ]
+    assert "method model calls" in CliRunner().invoke(main, ["report", str(tmp_path)]).output
