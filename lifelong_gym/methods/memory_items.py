@@ -82,8 +82,12 @@ def distillation_prompt(
     task: str, turns: Sequence[ChatMessage], source: Source, status: str = ""
 ) -> str:
     """The request for one memory item about a finished task (`turns`: after its opening)."""
-    status_note = f" (it ended as {status})" if status and status != "completed" else ""
-    return finished_task_prompt(task, turns, _ASK[source].format(status=status_note), _FORMAT)
+    return finished_task_prompt(task, turns, _ASK[source].format(status=ending(status)), _FORMAT)
+
+
+def ending(status: str) -> str:
+    """How a failed task ended, said after "wrong" when it did not simply complete."""
+    return f" (it ended as {status})" if status and status != "completed" else ""
 
 
 def finished_task_prompt(task: str, turns: Sequence[ChatMessage], ask: str, answer: str) -> str:

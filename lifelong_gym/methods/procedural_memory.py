@@ -19,7 +19,7 @@ from typing import Any
 from lifelong_gym.session import EvaluationOutcome, Session
 
 from .item_memory import ItemMemoryMethod, StoredItem
-from .memory_items import clip
+from .memory_items import clip, ending
 from .steps import actions, learn_recipe, render_steps
 
 DETAILS = "procedural_memory"
@@ -141,9 +141,8 @@ class ProceduralMemoryMethod(ItemMemoryMethod):
         demoted = list(given)
         if given and self.model is not None:
             first = given[0]
-            status = session.status.value
             request = REVISE.format(
-                status=f" (it ended as {status})" if status != "completed" else "",
+                status=ending(session.status.value),
                 title=first.title,
                 steps=render_steps(first.steps),
             )
