@@ -49,6 +49,9 @@ def test_the_planted_learner_gains_over_its_stateless_twin(tmp_path, name):
         for item in r["items"]
     ]
     assert named and {item.split()[0] for item in named} == {METHODS[name]}
+    assert CliRunner().invoke(main, ["report", str(tmp_path)]).exit_code == 0
+    table = (tmp_path / "report.html").read_text().split("id='retrieved-items'")[1]
+    assert f"<td>{METHODS[name]} 1</td>" in table  # report.html's most-retrieved table
     costs = [json.loads(line) for line in (tmp_path / "costs.jsonl").read_text().splitlines()]
     assert {c["methods"]["calls"] for c in costs} == {0}
     assert sum(c["memory"] for c in costs) > 0
