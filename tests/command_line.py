@@ -12,6 +12,8 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 from lifelong_gym.cli import main
+from lifelong_gym.run.gain import Gain, paired_gain, twin_folder
+from lifelong_gym.run.run_record import load_run
 
 
 def run_cli(
@@ -49,3 +51,14 @@ def invoke_run(*args: str) -> Result:
     """`lifelong-gym run --no-progress ARGS` in this process; an exception is raised, not
     kept in the result."""
     return CliRunner().invoke(main, ["run", "--no-progress", *args], catch_exceptions=False)
+
+
+def planted_gain(output: Path, callback: str, tasks: int) -> Gain:
+    """The overall paired gain of `--callback CALLBACK` over its stateless twin, both run
+    from the command line with the planted learner (k=2, base=0.2) on `tasks` tasks."""
+    args = ["--output", str(output), "--max-tasks", str(tasks), "--stateless-baseline"]
+    result = invoke_run(*args, "--agent", "planted:k=2,base=0.2", "--callback", callback)
+    assert result.exit_code == 0, result.output
+    gain = paired_gain(load_run(output), load_run(twin_folder(output))).overall
+    assert gain.tasks == tasks
+    return gain

@@ -7,13 +7,14 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.utils import RecordConstructorArgs
 
-from lifelong_gym.methods import MethodWrapper, ReasoningMemoryMethod
+from lifelong_gym.methods import ReasoningMemoryMethod
+from lifelong_gym.methods.item_memory import ItemMemoryWrapper
 from lifelong_gym.methods.memory_items import RENDERED_CHARS
-from lifelong_gym.methods.reasoning_memory import CLOSING, DETAILS, HEADING
+from lifelong_gym.methods.reasoning_memory import CLOSING, HEADING
 from lifelong_gym.spaces import UnicodeText
 
 
-class ReasoningMemory(MethodWrapper, RecordConstructorArgs):
+class ReasoningMemory(ItemMemoryWrapper, RecordConstructorArgs):
     """Reasoning memory (ReasoningBank's manner) for a plain Gymnasium loop.
 
     `model` is a `lifelong_gym.agents.LanguageModel`, normally the one that acts. At every
@@ -38,16 +39,3 @@ class ReasoningMemory(MethodWrapper, RecordConstructorArgs):
         limit = getattr(env.observation_space, "max_length", 16_000)
         notes = len(HEADING) + len(CLOSING) + k * (RENDERED_CHARS + 2)
         self.observation_space = UnicodeText(limit + notes)
-
-    def reset_info(self, session: Any) -> dict[str, Any]:
-        """The items retrieved into the prompt and the tokens they added."""
-        return {DETAILS: dict(session.details[DETAILS])}
-
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """Step the task; when it ends, distill an item from it."""
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        if terminated or truncated:
-            session = self.env.unwrapped.session
-            self.method.finish(session)
-            info = {**info, DETAILS: dict(session.details[DETAILS])}
-        return obs, reward, terminated, truncated, info

@@ -10,9 +10,11 @@ from .budget import resolve_budget
 from .experience import Experience, ExperienceMemory
 from .memory_items import MemoryItem
 from .method import Method, MethodWrapper
+from .procedural_memory import ProceduralMemoryMethod, Procedure
 from .reasoning_memory import ReasoningMemoryMethod
 from .replay import ExperienceReplayMethod
 from .self_consistency import GroupSelfConsistencyMethod
+from .workflow_memory import Workflow, WorkflowMemoryMethod
 
 __all__ = [
     "Experience",
@@ -22,6 +24,10 @@ __all__ = [
     "MemoryItem",
     "Method",
     "MethodWrapper",
+    "Procedure",
+    "ProceduralMemoryMethod",
     "ReasoningMemoryMethod",
+    "Workflow",
+    "WorkflowMemoryMethod",
     "resolve_budget",
 ]

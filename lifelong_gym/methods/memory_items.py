@@ -12,10 +12,10 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel
-
 from lifelong_gym.session import ChatMessage, Role
 from lifelong_gym.truncation import truncate_middle
+
+from .item_memory import StoredItem
 
 Source = Literal["success", "failure"]
 FIELDS = ("title", "description", "content")
@@ -45,23 +45,28 @@ _FORMAT = (
     "Description: <one sentence>\n"
     "Content: <two to four sentences>"
 )
-_PLACEHOLDER = re.compile(r"<[^<>]*>")  # the format's own "<a few words>", echoed back
-_LABEL = re.compile(r"^[\s#>*_-]*(title|description|content)[\s*_]*:[\s*_]*(.*)$", re.IGNORECASE)
+PLACEHOLDER = re.compile(r"<[^<>]*>")  # the format's own "<a few words>", echoed back
 
 
-class MemoryItem(BaseModel):
+def label_pattern(*names: str) -> re.Pattern[str]:
+    """A line that starts with one of the labels `names` ("Title:"), in any case and with
+    markdown around it (`**Title:**`, `- Title:`); group 1 the label, group 2 the rest."""
+    return re.compile(rf"^[\s#>*_-]*({'|'.join(names)})[\s*_]*:[\s*_]*(.*)$", re.IGNORECASE)
+
+
+_LABEL = label_pattern(*FIELDS)
+
+
+class MemoryItem(StoredItem):
     """One distilled memory, with where it came from and how often it was retrieved."""
 
-    number: int
     title: str
     description: str
     content: str
     source: Source
     task_index: int
-    skills: list[str]
     task: str
     """The task text it was distilled from (retrieval matches new tasks against it too)."""
-    uses: int = 0
 
     def render(self) -> str:
         """The item as prompt text."""
@@ -77,16 +82,25 @@ def distillation_prompt(
     task: str, turns: Sequence[ChatMessage], source: Source, status: str = ""
 ) -> str:
     """The request for one memory item about a finished task (`turns`: after its opening)."""
+    return finished_task_prompt(task, turns, _ASK[source].format(status=ending(status)), _FORMAT)
+
+
+def ending(status: str) -> str:
+    """How a failed task ended, said after "wrong" when it did not simply complete."""
+    return f" (it ended as {status})" if status and status != "completed" else ""
+
+
+def finished_task_prompt(task: str, turns: Sequence[ChatMessage], ask: str, answer: str) -> str:
+    """A request about a finished task: the task, the last turns of the attempt (`turns`:
+    after its opening), what to write (`ask`) and the format to answer in (`answer`)."""
     shown = [truncate_middle(m.content, MESSAGE_CHARS) for m in turns[-TURNS_KEPT:]]
     who = ["Your reply" if m.role == Role.AGENT else "Observation" for m in turns[-TURNS_KEPT:]]
     lines = [f"{w}:\n{text}" for w, text in zip(who, shown, strict=True)]
     if len(turns) > TURNS_KEPT:
         lines.insert(0, f"({len(turns) - TURNS_KEPT} earlier messages left out)")
-    status_note = f" (it ended as {status})" if status and status != "completed" else ""
-    ask = _ASK[source].format(status=status_note)
     attempt = "\n\n".join(lines) or "(no reply)"
     parts = ["You have just finished this task:", task, "Your attempt:", attempt, ask]
-    return "\n\n".join(parts) + "\n" + _FORMAT
+    return "\n\n".join(parts) + "\n" + answer
 
 
 def parse_memory_item(reply: str) -> tuple[dict[str, str] | None, str]:
@@ -95,23 +109,30 @@ def parse_memory_item(reply: str) -> tuple[dict[str, str] | None, str]:
     Labels may carry markdown (`**Title:**`, `- Title:`) and any case; the content may run
     over several lines, until the next label. A field that is missing or empty means no item.
     """
+    fields = labelled_lines(reply, _LABEL)
+    values = {name: " ".join(" ".join(fields.get(name, [])).split()) for name in FIELDS}
+    missing = [name for name in FIELDS if not values[name] or PLACEHOLDER.fullmatch(values[name])]
+    if missing:
+        return None, f"no {', no '.join(missing)} in the reply: {reply[:80]!r}"
+    return {name: clip(values[name], LIMITS[name]) for name in FIELDS}, ""
+
+
+def labelled_lines(reply: str, label: re.Pattern[str]) -> dict[str, list[str]]:
+    """The lines of `reply` under each label `label` matches (lower-cased), the label's own
+    line first (its text after the colon); a repeated label and code fences are ignored."""
     fields: dict[str, list[str]] = {}
     current: str | None = None
     for line in reply.replace("\r", "").split("\n"):
-        found = _LABEL.match(line)
+        found = label.match(line)
         if found and found.group(1).lower() not in fields:
             current = found.group(1).lower()
             fields[current] = [found.group(2)]
         elif current is not None and not line.strip().startswith("```"):
             fields[current].append(line)
-    values = {name: " ".join(" ".join(fields.get(name, [])).split()) for name in FIELDS}
-    missing = [name for name in FIELDS if not values[name] or _PLACEHOLDER.fullmatch(values[name])]
-    if missing:
-        return None, f"no {', no '.join(missing)} in the reply: {reply[:80]!r}"
-    return {name: _clip(values[name], LIMITS[name]) for name in FIELDS}, ""
+    return fields
 
 
-def _clip(text: str, limit: int) -> str:
+def clip(text: str, limit: int) -> str:
     """A field cut to `limit` characters at a word boundary, marked when cut (a lesson is
     read as prose, so it loses its end rather than its middle, as `truncate_middle` would)."""
     if len(text) <= limit:

@@ -10,7 +10,9 @@ from lifelong_gym.methods import (
     ExperienceReplayMethod,
     GroupSelfConsistencyMethod,
     Method,
+    ProceduralMemoryMethod,
     ReasoningMemoryMethod,
+    WorkflowMemoryMethod,
 )
 from lifelong_gym.methods.budget import model_of, resolve_budget
 from lifelong_gym.methods.experience import DEFAULT_REPLY_RESERVE, Strategy
@@ -158,3 +160,42 @@ def agent_model(purpose: str, agent) -> Any:
             "none: use a model agent (hf:..., openai:...)"
         )
     return model
+
+
+class RecipeMemoryCallback(MethodCallback):
+    """A memory that learns with the agent's model when it has one, else by its rule."""
+
+    def setup(self, agent, env):
+        """Learn with the agent's model, if it has one that generates."""
+        model = model_of(agent)
+        if callable(getattr(model, "generate", None)):
+            self.method.bind(model)
+
+
+@register_callback("workflow_memory")
+class WorkflowMemoryCallback(RecipeMemoryCallback):
+    """Workflows induced from solved tasks (AWM), each keeping its `examples` newest tasks;
+    the `k` most relevant go into each new prompt, adding at most `budget` tokens."""
+
+    def __init__(self, k: int = 2, budget: int = 1024, max_items: int = 100, examples: int = 2):
+        arguments = (k, budget, max_items, examples)
+        super().__init__(checked("workflow_memory", WorkflowMemoryMethod, *arguments))
+
+
+@register_callback("procedural_memory")
+class ProceduralMemoryCallback(RecipeMemoryCallback):
+    """Procedures built from solved tasks (Memp), the `k` most similar put into each prompt,
+    revised or demoted when they are given to a failed task, dropped `patience` failures
+    past their successes."""
+
+    def __init__(self, k: int = 2, budget: int = 1024, max_items: int = 100, patience: int = 2):
+        arguments = (k, budget, max_items, patience)
+        super().__init__(checked("procedural_memory", ProceduralMemoryMethod, *arguments))
+
+
+def checked(name: str, method_class: type[Method], *arguments: Any) -> Method:
+    """`method_class(*arguments)`, or one line saying what is wrong with the callback's."""
+    try:
+        return method_class(*arguments)
+    except ValueError as error:
+        raise CallbackSpecError(f"callback {name}: {error}") from None

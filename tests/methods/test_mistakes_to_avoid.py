@@ -18,9 +18,8 @@ from lifelong_gym.agents import OracleAgent
 from lifelong_gym.cli import main
 from lifelong_gym.envs.db.prompt import INSTRUCTIONS
 from lifelong_gym.run import Runner
-from lifelong_gym.run.gain import paired_gain, twin_folder
-from lifelong_gym.run.run_record import load_run
 from lifelong_gym.session import Session
+from tests.command_line import planted_gain
 
 TASKS = 6
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,11 +109,5 @@ def test_the_tutorial_shows_the_example_as_it_is():
 def test_with_the_planted_agent_it_beats_its_stateless_twin(tmp_path):
     # the planted learner solves a task once its prompt shows 2 earlier tasks sharing a skill
     # (docs/agents.md): the notes of failed tasks show them; its twin sees no note
-    spec = "examples.mistakes_to_avoid.MistakesToAvoidCallback:k=3"
-    args = ["run", "--output", str(tmp_path), "--no-progress", "--max-tasks", "60"]
-    args += ["--agent", "planted:k=2,base=0.2", "--callback", spec, "--stateless-baseline"]
-    result = CliRunner().invoke(main, args)
-    assert result.exit_code == 0, result.output
-    gain = paired_gain(load_run(tmp_path), load_run(twin_folder(tmp_path))).overall
-    assert gain.tasks == 60
+    gain = planted_gain(tmp_path, "examples.mistakes_to_avoid.MistakesToAvoidCallback:k=3", 60)
     assert gain.low > 0, gain  # a positive gain whose interval excludes 0

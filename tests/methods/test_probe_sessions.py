@@ -13,7 +13,9 @@ import pytest
 
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.methods.experience import HEADING as REPLAY_HEADING
+from lifelong_gym.methods.procedural_memory import HEADING as PROCEDURES_HEADING
 from lifelong_gym.methods.reasoning_memory import HEADING as NOTES_HEADING
+from lifelong_gym.methods.workflow_memory import HEADING as WORKFLOWS_HEADING
 from lifelong_gym.run import Callback, Runner, make_callback
 from lifelong_gym.run.probes import Probes
 
@@ -72,6 +74,8 @@ def run(folder: Path, spec: str, probe_file: Path | None) -> ProbeWatcher:
         ("experience_replay:n=2", lambda s: REPLAY_HEADING in s.chat_history[0].content),
         ("relevant_replay:n=2", lambda s: REPLAY_HEADING in s.chat_history[0].content),
         ("reasoning_memory:k=2", lambda s: NOTES_HEADING in s.chat_history[0].content),
+        ("workflow_memory:k=2", lambda s: WORKFLOWS_HEADING in s.chat_history[0].content),
+        ("procedural_memory:k=2", lambda s: PROCEDURES_HEADING in s.chat_history[0].content),
         (
             "group_self_consistency:groups=1,per_group=1",
             lambda s: s.details.get("self_consistency", [{}])[0].get("groups") == 1,

@@ -54,8 +54,14 @@ PITFALL = (
 )
 
 
+RECIPE = "Title: Query then answer\nSteps:\n1. Query the {table}.\n2. Answer with the rows."
+
+
 def item_for(prompt: str) -> str:
-    """The scripted distillation: a strategy when asked for one, else a pitfall."""
+    """The scripted reply: a recipe when asked for steps (workflow and procedural memory),
+    else a strategy when asked for one, else a pitfall."""
+    if "\nSteps:\n" in prompt:
+        return RECIPE
     return STRATEGY if "strategy that worked" in prompt else PITFALL
 
 
@@ -179,13 +185,14 @@ def _opening(index: int, task: str) -> Session:
     return session
 
 
-def _play(method, index: int, task: str, reply: str, outcome: EvaluationOutcome) -> None:
+def _play(method, index: int, task: str, reply: str, outcome: EvaluationOutcome) -> Session:
     """One task through `method`: started, answered with `reply`, judged, finished."""
     session = _opening(index, task)
     method.start(session)
     session.add(Role.AGENT, reply)
     session.status, session.outcome = SessionStatus.COMPLETED, outcome
     method.finish(session)
+    return session
 
 
 INSTRUCTIONS = "You work on a database. Reply with one SQL statement."
