@@ -94,7 +94,8 @@ class RunState:
     - `consecutive_failures`: the sessions in a row at the end of the stream so far that
       ended in a status of `lifelong_gym.session.SETUP_FAILURE_STATUSES`.
     - `current_task`: the task index of the session whose event fires (None for
-      `restore_state`); with tasks in flight (`concurrency`), the one of this event.
+      `restore_state` and `on_run_begin`; the recorded one's for `on_session_recorded`);
+      with tasks in flight (`concurrency`), the one of this event.
     - `probing`: the event belongs to a probe episode (docs/metrics.md), not the stream.
     - `probe_results`: the probe records so far (`ProbeRecord`: point, task, skills,
       status, reward), in the order of `probes.jsonl`; empty in a run without probes.

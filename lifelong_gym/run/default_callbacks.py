@@ -79,15 +79,18 @@ class ProbesCallback(Callback):
         self._play_due(run, state)
 
     def _play_due(self, run: Any, state: RunState) -> None:
-        settings = run.settings
+        """Play the point if due; its events leave the state as they found it, so the
+        handlers after this one see the stream's event, not a probe's."""
+        stream_event = state.current_task, state.probing
         self.probes.play_due(
             run.agent,
             run.callbacks,
             run.history,
-            settings.max_skipped_interactions,
+            run.settings.max_skipped_interactions,
             run=run,
             state=state,
         )
+        state.current_task, state.probing = stream_event
 
 
 class FailureStopCallback(Callback):

@@ -3,8 +3,13 @@ or instance, and no part of what a run records."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import gymnasium as gym
 import pytest
 
+import lifelong_gym
+from lifelong_gym.agents import OracleAgent
 from lifelong_gym.errors import CallbackError, RunAbortedError
 from lifelong_gym.run import Callback, Runner
 from lifelong_gym.run.callback_errors import RUN_LOG
@@ -14,11 +19,14 @@ from lifelong_gym.run.default_callbacks import (
     ProgressCallback,
 )
 from lifelong_gym.run.plots import LEARNING_CURVE_FILE
+from lifelong_gym.run.probes import Probes
 from lifelong_gym.session import SessionStatus
 from tests.arithmetic_env import DownAgent, PatternAgent, SumEnv
 
 from .test_runner import Counter
 
+gym.register_envs(lifelong_gym)
+SHIPPED_DB = Path(lifelong_gym.__file__).parent / "data" / "db" / "default.jsonl"
 RECORDED = ("sessions.jsonl", "metrics.json", "state.json", "config.json")
 
 
@@ -119,3 +127,36 @@ def test_a_users_run_event_that_raises_stops_the_run_in_one_line(tmp_path):
     log = (tmp_path / "run" / RUN_LOG).read_text()
     assert "ZeroDivisionError: no room" in log and "Traceback" in log
     assert len(run.history) == 3
+
+
+class SeesRecorded(Callback):
+    """Writes down what the state says as each session is recorded."""
+
+    def __init__(self):
+        self.seen: list[tuple] = []
+
+    def on_session_recorded(self, run, state, control, *, session, **kwargs):
+        self.seen.append((state.current_task, state.probing, session.task_index))
+
+
+def test_after_a_probe_point_the_state_is_the_recorded_sessions_again(tmp_path):
+    lines = (SHIPPED_DB.read_text(encoding="utf-8")).splitlines()
+    probe_file = tmp_path / "probes.jsonl"
+    probe_file.write_text("\n".join(lines[:2]) + "\n", encoding="utf-8")
+    env = gym.make("LifelongDB-v0", backend="sqlite")
+    probes = Probes(gym.make("LifelongDB-v0", tasks=str(probe_file), backend="sqlite"), every=2)
+    seen = SeesRecorded()
+    run = Runner(
+        env,
+        OracleAgent(env.unwrapped.tasks),
+        [seen],
+        output=tmp_path / "run",
+        max_tasks=4,
+        progress=False,
+        plots=False,
+        probes=probes,
+    )
+    run.run()
+    probes.close()
+    assert len(probes.records) == 3 * 2  # points 0, 2 and 4, played before SeesRecorded
+    assert seen.seen == [(s.task_index, False, s.task_index) for s in run.history]
