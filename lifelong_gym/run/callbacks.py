@@ -1,29 +1,33 @@
-"""Callbacks of a lifelong run: the seven events, the run state, the session control, and
-a registry.
+"""Callbacks of a lifelong run: the events, the run state, the session control, and how
+the runner calls a callback's handlers.
 
 A callback overrides the handlers of the events it cares about, in the shape of
-transformers' `TrainerCallback`: `on_event(self, run, state, control, **kwargs)`. `run` is
-the `Runner` driving the stream (its settings: `env`, `agent`, `max_tasks`, `order_name`,
-`seed`, `user_config`, `probes`), `state` the public `RunState` (what the run has done so
-far), `control` the `SessionControl` of the session in flight, and the keyword arguments
-are `agent`, `env` (the environment of this task), `session` (None for `restore_state`) and
-`history` (the finished sessions this task may see). A handler takes the keywords it needs
-and `**kwargs` for the rest, so an event can pass a new one without breaking it. It may
-return a new control (or None to keep the one it was given, which it may also change in
-place). Handlers of a list of callbacks run in list order and know nothing of each other.
+transformers' `TrainerCallback`. Every handler is called one way:
+`handler(run, state, control, **keywords)`, where `run` is the `Runner` driving the stream
+(its `settings`, `env`, `agent`, `history`, `probes`, `output_dir`), `state` the public
+`RunState` (what the run has done so far), `control` the `SessionControl` of the session in
+flight, and the keywords are the fixed ones of the event (`EVENT_KEYWORDS`). A handler
+names the keywords it needs and takes `**kwargs` for the rest, so that an event can pass a
+new one without breaking it; `check_handlers` refuses, when a callback joins a run, a
+handler that cannot be called so. A handler may return a new control (or None to keep the
+one it was given, which it may also change in place). Handlers of a list of callbacks run
+in list order and know nothing of each other.
 
-The shape of release 0.1, `on_event(self, agent, env, session, history, control)`, is still
-called, with a `DeprecationWarning`, until release 0.3.
+The seven session events (`EVENTS`) are the appendix's; the three run events
+(`RUN_EVENTS`) are where the runner's own services work (`default_callbacks.py`): they
+get a fresh control that the runner does not read, and what they raise stops the run.
 """
 
 from __future__ import annotations
 
 import inspect
 import logging
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from lifelong_gym.errors import CallbackSpecError
+from lifelong_gym.run.callback_errors import callback_name
 
 if TYPE_CHECKING:
     import gymnasium as gym
@@ -41,6 +45,15 @@ EVENTS: tuple[str, ...] = (
     "on_environment_complete",
     "on_state_save",
 )
+RUN_EVENTS: tuple[str, ...] = ("on_run_begin", "on_session_recorded", "on_run_end")
+
+_SESSION_KEYWORDS = ("agent", "env", "session", "history")
+EVENT_KEYWORDS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(EVENTS, _SESSION_KEYWORDS),
+    "on_run_begin": ("agent", "env", "history"),
+    "on_session_recorded": _SESSION_KEYWORDS,
+    "on_run_end": ("agent", "env", "history", "metrics"),
+}
 
 
 @dataclass
@@ -81,7 +94,8 @@ class RunState:
     - `consecutive_failures`: the sessions in a row at the end of the stream so far that
       ended in a status of `lifelong_gym.session.SETUP_FAILURE_STATUSES`.
     - `current_task`: the task index of the session whose event fires (None for
-      `restore_state`); with tasks in flight (`concurrency`), the one of this event.
+      `restore_state` and `on_run_begin`; the recorded one's for `on_session_recorded`);
+      with tasks in flight (`concurrency`), the one of this event.
     - `probing`: the event belongs to a probe episode (docs/metrics.md), not the stream.
     - `probe_results`: the probe records so far (`ProbeRecord`: point, task, skills,
       status, reward), in the order of `probes.jsonl`; empty in a run without probes.
@@ -98,7 +112,7 @@ class RunState:
 
 
 class Callback:
-    """Base of all callbacks: seven event handlers that do nothing by default.
+    """Base of all callbacks: a handler per event (`EVENTS`, `RUN_EVENTS`) that does nothing.
 
     A stateful callback keeps its state in attributes listed in `state_attributes` (or
     overrides `state()` and `load_state()`); the runner saves `state()` with each snapshot
@@ -154,6 +168,25 @@ class Callback:
     ) -> SessionControl | None:
         """The runner is about to write the finished session and the callbacks' state."""
 
+    # -- the run's events: the runner's services (default_callbacks.py) work here ------
+
+    def on_run_begin(
+        self, run: Any, state: RunState, control: SessionControl, **kwargs: Any
+    ) -> SessionControl | None:
+        """The run folder is open (a resumed run restored) and the stream about to start."""
+
+    def on_session_recorded(
+        self, run: Any, state: RunState, control: SessionControl, **kwargs: Any
+    ) -> SessionControl | None:
+        """The finished `session` is in the history and the run folder; `state` counts it.
+        Raise `RunAbortedError` (one line) to stop the run there."""
+
+    def on_run_end(
+        self, run: Any, state: RunState, control: SessionControl, **kwargs: Any
+    ) -> SessionControl | None:
+        """The stream is done (or stopped) and `metrics.json` written; `metrics` are the
+        run's."""
+
     # -- state ----------------------------------------------------------------------------
 
     def state(self) -> dict[str, Any]:
@@ -184,6 +217,22 @@ def state_keys(callbacks: Sequence[Callback]) -> list[str]:
     return keys
 
 
+def check_handlers(callback: Callback) -> None:
+    """Refuse, in one line, a callback whose handler cannot be called as the runner calls
+    it: `(run, state, control, **keywords)` with the event's keywords."""
+    for event, keywords in EVENT_KEYWORDS.items():
+        signature = inspect.signature(getattr(callback, event))
+        try:
+            signature.bind(None, None, None, **dict.fromkeys(keywords))
+        except TypeError:
+            passed = ", ".join(f"{keyword}=" for keyword in keywords)
+            raise CallbackSpecError(
+                f"callback {callback_name(type(callback))}: {event}{signature} cannot be "
+                f"called as (run, state, control, {passed}): write it as "
+                f"{event}(self, run, state, control, **kwargs) (docs/runner.md, Callbacks)"
+            ) from None
+
+
 def fire(
     callbacks: Sequence[Callback],
     event: str,
@@ -193,12 +242,13 @@ def fire(
     errors: list[str],
     **kwargs: Any,
 ) -> SessionControl:
-    """Call one event's handler on every callback, in order, with (run, state, control,
-    **kwargs); a handler's new control replaces the old, a failure goes to `errors` (and
-    its traceback to the run's `log_traceback`, the log without a runner)."""
+    """Call one session event's handler on every callback, in order, with (run, state,
+    control, **kwargs); a handler's new control replaces the old, a failure goes to
+    `errors`, which end the session as `task_unknown_error` (and its traceback to the run's
+    `log_traceback`, the log without a runner)."""
     for callback in callbacks:
         try:
-            result = _call(getattr(callback, event), run, state, control, kwargs)
+            result = getattr(callback, event)(run, state, control, **kwargs)
         except Exception as error:
             errors.append(f"{type(callback).__name__}.{event}: {type(error).__name__}: {error}")
             title = f"callback {type(callback).__name__}: {event} raised"
@@ -211,34 +261,3 @@ def fire(
         if result is not None:
             control = result
     return control
-
-
-_OLD_SHAPE = ("agent", "env", "session", "history")
-_warned: set[str] = set()  # the old-shape handlers already warned about
-
-
-def _call(
-    handler: Any, run: Any, state: RunState, control: SessionControl, kwargs: dict[str, Any]
-) -> SessionControl | None:
-    """Call a handler in its shape: (run, state, control) with the keyword arguments it
-    takes (all with `**kwargs`, else those it names), or release 0.1's five positional
-    arguments (agent, env, session, history, control), warning once per handler."""
-    parameters = inspect.signature(handler).parameters.values()
-    if any(p.kind is p.VAR_KEYWORD for p in parameters):
-        return handler(run, state, control, **kwargs)
-    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if len(positional) == 5:
-        where = handler.__qualname__
-        if where not in _warned:
-            _warned.add(where)
-            warnings.warn(
-                f"{where} takes (agent, env, session, history, control), the shape of "
-                "release 0.1, which goes in 0.3: write it as (self, run, state, control, "
-                "**kwargs), with agent, env, session and history as keyword arguments "
-                "(docs/runner.md, Callbacks)",
-                DeprecationWarning,
-                stacklevel=4,
-            )
-        return handler(*(kwargs[key] for key in _OLD_SHAPE), control)
-    named = {p.name for p in parameters}
-    return handler(run, state, control, **{k: v for k, v in kwargs.items() if k in named})

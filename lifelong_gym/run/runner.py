@@ -25,7 +25,6 @@ from functools import partial
 from typing import Any
 
 import gymnasium as gym
-from tqdm.auto import tqdm
 
 from lifelong_gym.agents import Agent
 from lifelong_gym.errors import RunAbortedError, RunConfigError
@@ -38,10 +37,18 @@ from lifelong_gym.run.callback_errors import (
     callback_name,
     write_traceback,
 )
-from lifelong_gym.run.callbacks import Callback, RunState, SessionControl, fire, state_keys
+from lifelong_gym.run.callbacks import (
+    Callback,
+    RunState,
+    SessionControl,
+    check_handlers,
+    fire,
+    state_keys,
+)
 from lifelong_gym.run.content import CONTENT, run_content
 from lifelong_gym.run.cost import CostLog, CostMeter, SessionCost
 from lifelong_gym.run.cost_summary import CostSummary, summarize_costs, write_cost_summary
+from lifelong_gym.run.default_callbacks import ProbesCallback, default_callbacks, of_the_user
 from lifelong_gym.run.folder import (
     METRICS_FILE,
     REPAIR,
@@ -52,8 +59,7 @@ from lifelong_gym.run.folder import (
 from lifelong_gym.run.lockstep import Lockstep
 from lifelong_gym.run.probes import Probes
 from lifelong_gym.run.registry import check_needs
-from lifelong_gym.run.report import write_plots
-from lifelong_gym.run.settings import RunSettings, release_01_arguments, settings_with
+from lifelong_gym.run.settings import RunSettings, settings_with
 from lifelong_gym.session import SETUP_FAILURE_STATUSES, Session
 from lifelong_gym.tasks import TaskSet
 
@@ -66,7 +72,9 @@ class Runner:
     Args:
         env: an environment whose `unwrapped` is a `LifelongEnv` (wrappers are fine).
         agent: the agent that writes the replies.
-        callbacks: observers of the seven events, run in list order.
+        callbacks: observers of the events, run in list order after the runner's own
+            (`default_callbacks.py`: progress bar, probes, failure stop, plots), which
+            `remove_callback` takes out.
         settings: where the run writes, its order, when it stops (`RunSettings`, or the
             whole `RunConfig` of a run); `fields` set its fields on top, so
             `Runner(env, agent, output="runs/x", max_tasks=10)` is the short way.
@@ -75,7 +83,8 @@ class Runner:
         make_env: builds each further environment that `concurrency` needs (the runner
             closes those); default `gym.make(env.spec, tasks=env.unwrapped.tasks)`: the
             same id and arguments, sharing the task set already loaded.
-        probes: a probe set played at points of the stream (`lifelong_gym.run.probes`).
+        probes: a probe set played at points of the stream (`lifelong_gym.run.probes`), by
+            the `ProbesCallback` added for it.
     """
 
     def __init__(
@@ -90,11 +99,12 @@ class Runner:
         probes: Probes | None = None,
         **fields: Any,
     ):
-        settings, folder, fields = release_01_arguments(settings, folder, fields)
         self.settings = settings = settings_with(settings, fields)
         self.env = env
         self.agent = agent
-        self.callbacks = list(callbacks)
+        self.callbacks: list[Callback] = []
+        for callback in [*default_callbacks(probes), *callbacks]:
+            self.add_callback(callback)
         self._folder = folder
         self.output_dir = folder.path if folder is not None else settings.output
         self.order = task_order(env.unwrapped.tasks, settings.order, settings.seed)
@@ -102,16 +112,44 @@ class Runner:
         self.history: list[Session] = []
         self.costs: list[SessionCost | None] = []  # each session's, None where unrecorded
         self.price = settings.price()
-        self.probes = probes
         self._meter = CostMeter(agent)
         self._saved_states = ""
-        self._bar: tqdm | None = None  # the progress of a run, and its running counts
         self.state = RunState()  # what the callbacks see of the run's progress
         self.stop_requested = False  # see `request_stop`
         self._log_to: RunDirectory | None = None  # where a failing callback's traceback goes
         # where the runner says what it does beyond its progress bar (the sessions a retry
         # plays again): the log by default; the command line prints it
         self.notify: Callable[[str], None] = logger.info
+
+    # -- the callbacks ------------------------------------------------------------------
+
+    def add_callback(self, callback: Callback | type[Callback]) -> None:
+        """Add a callback (an instance, or a class to build with no argument) after the
+        others; a handler that cannot be called as the runner calls it is refused here."""
+        callback = callback() if isinstance(callback, type) else callback
+        check_handlers(callback)
+        self.callbacks.append(callback)
+
+    def pop_callback(self, callback: Callback | type[Callback]) -> Callback | None:
+        """Remove and return a callback: this instance, or the first of this class; None
+        when the run has no such callback."""
+        by_class = isinstance(callback, type)
+        for present in self.callbacks:
+            if present is callback or (by_class and isinstance(present, callback)):
+                self.callbacks.remove(present)
+                return present
+        return None
+
+    def remove_callback(self, callback: Callback | type[Callback]) -> None:
+        """Remove a callback: this instance, or the first of this class (e.g.
+        `remove_callback(ProgressCallback)` for a run without its progress bar)."""
+        self.pop_callback(callback)
+
+    @property
+    def probes(self) -> Probes | None:
+        """The run's probe set: the one its `ProbesCallback` plays, if it has one."""
+        playing = (c for c in self.callbacks if isinstance(c, ProbesCallback))
+        return next((callback.probes for callback in playing), None)
 
     # -- the run ------------------------------------------------------------------------
 
@@ -166,13 +204,6 @@ class Runner:
             self._open(folder)
         remaining = len(stream) - len(self.history)
         envs = [self.env, *self._more_envs(min(self.settings.concurrency, remaining) - 1)]
-        self._bar = tqdm(
-            total=len(stream),
-            initial=min(len(self.history), len(stream)),
-            unit="task",
-            disable=not self.settings.progress,
-            dynamic_ncols=True,
-        )
         self._recount()
         lockstep = Lockstep(
             self.agent,
@@ -184,11 +215,13 @@ class Runner:
             state=self.state,
         )
         try:
-            self._probe()  # a point the last run did not finish (or point 0)
+            self._fire_run_event("on_run_begin")
             record = partial(self._record, folder=folder)
             lockstep.play(stream, self.history, envs, record, lambda: self.stop_requested)
+        except RunAbortedError:  # a callback stopped the run: what it did is written
+            self._finish(folder)
+            raise
         finally:
-            self._bar.close()
             for env in envs[1:]:
                 env.close()
         return self._finish(folder)
@@ -200,7 +233,8 @@ class Runner:
         return self.order[:cut] if cut is not None else self.order
 
     def _record(self, session: Session, folder: RunDirectory | None) -> None:
-        """Append a finished session to the history and the run folder; stop after failures."""
+        """Append a finished session to the history and the run folder, count it in the
+        state, and tell the callbacks."""
         cost = self._meter.end(len(self.history))
         self.history.append(session)
         self.costs.append(cost)
@@ -213,25 +247,17 @@ class Runner:
         state.errored += session.errored
         failed = session.status in SETUP_FAILURE_STATUSES
         state.consecutive_failures = state.consecutive_failures + 1 if failed else 0
-        self._probe()
-        self._bar.update()
-        self._bar.set_postfix(success=self._success_so_far(), refresh=False)
-        failures = state.consecutive_failures
-        limit = self.settings.max_consecutive_failures
-        if limit and failures >= limit:
-            self._finish(folder)
-            raise RunAbortedError(
-                f"stopped after {failures} sessions in a row failed (last: "
-                f"{session.status.value}: {session.error}); fix the cause and run the same "
-                "command again to go on, with --retry-errors to play the errored ones again"
-            )
+        self._fire_run_event("on_session_recorded", session=session)
 
-    def _success_so_far(self) -> str:
-        """The running success over the judged sessions, and the errored ones apart."""
-        state = self.state
-        judged = state.tasks_done - state.errored
-        success = f"{state.correct / judged:.1%}" if judged else "-"
-        return success + (f" ({state.errored} errored)" if state.errored else "")
+    def _fire_run_event(self, event: str, **kwargs: Any) -> None:
+        """Call one run event's handler on every callback, in order: what a handler raises
+        stops the run (one `CallbackError` line, its traceback in `run.log`; the suite's
+        own errors, `RunAbortedError` among them, as they are)."""
+        keywords = {"agent": self.agent, "env": self.env, "history": self.history, **kwargs}
+        control = SessionControl()
+        for callback in self.callbacks:
+            with self._callback_hook(callback, event):
+                getattr(callback, event)(self, self.state, control, **keywords)
 
     def _recount(self) -> None:
         """Set the run state from the history: a new run, or one resumed."""
@@ -242,19 +268,6 @@ class Runner:
         self.state = RunState(
             total, len(self.history), correct, errored=errored, probe_results=records
         )
-
-    def _probe(self) -> None:
-        """Play the probe point the stream has reached, if it is one and not done yet."""
-        if self.probes is not None:
-            self.state.probe_results = self.probes.records  # the list the probes append to
-            self.probes.play_due(
-                self.agent,
-                self.callbacks,
-                self.history,
-                self.settings.max_skipped_interactions,
-                run=self,
-                state=self.state,
-            )
 
     def _more_envs(self, count: int) -> list[gym.Env]:
         """`count` more environments like `env`, from `make_env` or from the env's spec."""
@@ -358,7 +371,9 @@ class Runner:
             folder.write_json(METRICS_FILE, self.metrics().model_dump(mode="json"))
 
     def _keyed_callbacks(self) -> list[tuple[str, Callback]]:
-        return list(zip(state_keys(self.callbacks), self.callbacks, strict=True))
+        """The user's callbacks, each with the key of its saved state."""
+        users = of_the_user(self.callbacks)
+        return list(zip(state_keys(users), users, strict=True))
 
     def _callback_states(self) -> dict[str, Any]:
         states = {}
@@ -372,8 +387,7 @@ class Runner:
         if folder is not None:
             folder.write_json(METRICS_FILE, metrics.model_dump(mode="json"))
             write_cost_summary(folder.path, self.cost())
-            if self.settings.plots and self.history:
-                write_plots(metrics, folder.path)
+        self._fire_run_event("on_run_end", metrics=metrics)
         return metrics
 
     @property
@@ -404,7 +418,7 @@ class Runner:
             "order": self.settings.order,
             "seed": self.settings.seed,
             "agent": type(self.agent).__qualname__,
-            "callbacks": [type(c).__qualname__ for c in self.callbacks],
+            "callbacks": [type(c).__qualname__ for c in of_the_user(self.callbacks)],
             "user": self.settings.identity(),
         }
         # what callbacks see depends on the concurrency (absent: one at a time)

@@ -9,7 +9,6 @@ as it is.
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,6 @@ from lifelong_gym.errors import RunConfigError
 from lifelong_gym.metrics import DEFAULT_WINDOW
 from lifelong_gym.orders import OrderName
 from lifelong_gym.run.cost import Price, parse_price
-from lifelong_gym.run.folder import RunDirectory
 
 
 class RunSettings(BaseModel):
@@ -64,6 +62,11 @@ class RunSettings(BaseModel):
 
 def settings_with(settings: RunSettings | None, fields: dict[str, Any]) -> RunSettings:
     """`settings` (or the defaults) with `fields` set on top, validated; a bad one is one line."""
+    if settings is not None and not isinstance(settings, RunSettings):
+        raise RunConfigError(
+            f"Runner's settings are a RunSettings (or a RunConfig), not a "
+            f"{type(settings).__name__}: give the output folder as output=PATH"
+        )
     base = settings if settings is not None else RunSettings()
     if not fields:
         return base
@@ -78,38 +81,3 @@ def validation_problems(error: ValidationError) -> str:
     return "; ".join(
         f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in error.errors()
     )
-
-
-_RENAMED = {"output_dir": "output", "restart": "overwrite", "price": "price_per_mtok"}
-
-
-def release_01_arguments(
-    settings: Any, folder: RunDirectory | None, fields: dict[str, Any]
-) -> tuple[RunSettings | None, RunDirectory | None, dict[str, Any]]:
-    """Release 0.1's `Runner` arguments in today's terms, with a DeprecationWarning (they go
-    in 0.3): the output folder as the fourth positional argument, `output_dir=`,
-    `restart=` and `price=` (a `Price`)."""
-    old = [name for name in _RENAMED if name in fields]
-    if isinstance(settings, str | Path | RunDirectory):
-        fields, settings = {"output_dir": settings, **fields}, None
-        old.insert(0, "the output folder as fourth argument")
-    if "config" in fields:
-        raise RunConfigError(
-            "Runner(config=...) is gone: pass the run's RunConfig as settings=, whose "
-            "identity() is saved and compared on resume"
-        )
-    if not old:
-        return settings, folder, fields
-    warnings.warn(
-        f"Runner({', '.join(old)}) is release 0.1's shape and goes in 0.3: pass "
-        "output=PATH (or folder=RunDirectory), overwrite=, price_per_mtok=",
-        DeprecationWarning,
-        stacklevel=3,
-    )
-    fields = {_RENAMED.get(name, name): value for name, value in fields.items()}
-    if isinstance(fields.get("output"), RunDirectory):
-        folder = fields.pop("output")
-    price = fields.get("price_per_mtok")
-    if isinstance(price, Price):
-        fields["price_per_mtok"] = f"{price.prompt},{price.generated}"
-    return settings, folder, fields

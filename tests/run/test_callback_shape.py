@@ -1,12 +1,11 @@
-"""The callbacks' shape: (run, state, control, **kwargs), the public run state, and the
-release-0.1 shape still called with a deprecation warning."""
+"""The callbacks' one shape, (run, state, control, **kwargs), checked when a callback joins
+a run, and the public run state."""
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
 
+from lifelong_gym.errors import CallbackSpecError
 from lifelong_gym.run import Callback, Runner, RunState, SessionControl
 from lifelong_gym.run.callbacks import fire
 from lifelong_gym.session import EvaluationOutcome
@@ -27,7 +26,7 @@ class StateLog(Callback):
 
 
 class OldShape(Callback):
-    """A callback written for release 0.1: five positional arguments."""
+    """A handler with five positional arguments and no keyword."""
 
     def __init__(self):
         self.calls: list[tuple] = []
@@ -37,7 +36,7 @@ class OldShape(Callback):
 
 
 class NamesOnly(Callback):
-    """A handler with no **kwargs gets just the keywords it names."""
+    """A handler with no **kwargs that names one keyword of four."""
 
     def __init__(self):
         self.sessions: list[int] = []
@@ -55,9 +54,7 @@ def runner(tmp_path, callbacks, **kwargs):
 def test_handlers_get_the_runner_and_its_state_as_the_stream_goes(tmp_path):
     log = StateLog()
     run = runner(tmp_path, [log], max_tasks=6)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", DeprecationWarning)  # the new shape never warns
-        run.run()
+    run.run()
     history = run.history
     correct_before = [
         sum(s.outcome == EvaluationOutcome.CORRECT for s in history[:i]) for i in range(6)
@@ -70,26 +67,43 @@ def test_handlers_get_the_runner_and_its_state_as_the_stream_goes(tmp_path):
     assert isinstance(run.state, RunState) and run.state.probe_results == []
 
 
-def test_the_old_shape_is_called_alike_and_warns_once(tmp_path):
-    old = OldShape()
-    run = runner(tmp_path, [old], max_tasks=4)
-    with pytest.warns(DeprecationWarning, match=r"OldShape.on_environment_complete .*0\.3"):
-        run.run()
-    assert [(a, e, t, n) for a, e, t, n, _ in old.calls] == [
-        (run.agent, run.env, session.task_index, i) for i, session in enumerate(run.history)
-    ]
-    assert all(isinstance(control, SessionControl) for *_, control in old.calls)
-    with warnings.catch_warnings(record=True) as caught:  # once per handler, not per event
-        warnings.simplefilter("always")
-        runner(tmp_path / "again", [OldShape()], max_tasks=2).run()
-    assert not [w for w in caught if issubclass(w.category, DeprecationWarning)]
+@pytest.mark.parametrize(
+    ("callback", "handler"),
+    [
+        (OldShape, "on_environment_complete(agent, env, session, history, control)"),
+        (NamesOnly, "on_environment_reset(run, state, control, session)"),
+    ],
+)
+def test_a_handler_of_another_shape_is_refused_in_one_line_when_it_joins(
+    tmp_path, callback, handler
+):
+    with pytest.raises(CallbackSpecError) as refused:
+        runner(tmp_path, [callback()], max_tasks=2)
+    message = str(refused.value)
+    assert message.startswith(f"callback tests.run.test_callback_shape.{callback.__name__}: ")
+    assert handler in message and "(self, run, state, control, **kwargs)" in message
+    assert "\n" not in message
+    run = runner(tmp_path, [], max_tasks=2)
+    with pytest.raises(CallbackSpecError, match=callback.__name__):
+        run.add_callback(callback)
+    assert not any(isinstance(c, callback) for c in run.callbacks)
 
 
-def test_a_handler_without_kwargs_gets_the_keywords_it_names(tmp_path):
-    names = NamesOnly()
-    run = runner(tmp_path, [names], max_tasks=3)
+class AllNamed(Callback):
+    """A handler that names every keyword of its event, and no **kwargs."""
+
+    def __init__(self):
+        self.sessions: list[int] = []
+
+    def on_environment_reset(self, run, state, control, *, agent, env, session, history):
+        self.sessions.append(session.task_index)
+
+
+def test_a_handler_naming_every_keyword_is_called_the_one_way(tmp_path):
+    named = AllNamed()
+    run = runner(tmp_path, [named], max_tasks=3)
     run.run()
-    assert names.sessions == [s.task_index for s in run.history]
+    assert named.sessions == [s.task_index for s in run.history]
 
 
 def test_an_event_can_pass_a_new_keyword_without_breaking_handlers():
@@ -100,7 +114,7 @@ def test_an_event_can_pass_a_new_keyword_without_breaking_handlers():
             seen.append((session, sorted(kwargs)))
 
     control = fire(
-        [Takes(), NamesOnly(), OldShape()],
+        [Takes(), AllNamed()],
         "on_state_save",
         None,
         RunState(),

@@ -1,15 +1,13 @@
-"""The runner's settings: one validated object or keyword fields, and release 0.1's shape."""
+"""The runner's settings: one validated object or keyword fields, a bad one one line."""
 
 from __future__ import annotations
 
 import json
-import warnings
 
 import pytest
 
 from lifelong_gym.errors import RunConfigError
 from lifelong_gym.run import Runner, RunSettings
-from lifelong_gym.run.cost import Price
 from lifelong_gym.run.folder import RunDirectory
 from tests.arithmetic_env import PatternAgent, SumEnv
 
@@ -58,52 +56,25 @@ def test_a_bad_field_is_one_line_that_names_it(fields, named):
     assert "\n" not in message
 
 
-def test_release_01_arguments_work_and_warn_once(tmp_path):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        old = run_in(
-            tmp_path / "old",
-            max_tasks=3,
-            restart=True,
-            price=Price(prompt=2, generated=8),
-            progress=False,
-        )
-    deprecations = [w for w in caught if issubclass(w.category, DeprecationWarning)]
-    assert len(deprecations) == 1
-    text = str(deprecations[0].message)
-    assert "fourth argument" in text and "restart" in text and "price" in text and "0.3" in text
-    assert deprecations[0].filename == __file__  # it points at the caller's line
-    assert len(old.history) == 3 and (tmp_path / "old" / "sessions.jsonl").exists()
-    assert old.settings.overwrite and old.price == Price(prompt=2, generated=8)
-    new = run_in(
-        output=tmp_path / "new", max_tasks=3, overwrite=True, price_per_mtok="2,8", progress=False
-    )
-    assert old.price == new.price
+@pytest.mark.parametrize(
+    ("args", "fields", "named"),
+    [
+        (("runs/x",), {}, "not a str: give the output folder as output=PATH"),
+        ((), {"output_dir": "runs/x"}, "output_dir"),
+        ((), {"config": {"lr": 1}}, "config"),
+    ],
+)
+def test_arguments_the_runner_does_not_take_are_one_line_that_names_them(args, fields, named):
+    env = SumEnv()
+    with pytest.raises(RunConfigError, match=named) as error:
+        Runner(env, PatternAgent(env.tasks), [], *args, **fields)
+    assert "\n" not in str(error.value)
 
 
-def test_an_open_folder_goes_as_output_dir_or_folder(tmp_path):
-    with pytest.warns(DeprecationWarning, match="output_dir"):
-        env = SumEnv()
-        runner = Runner(
-            env,
-            PatternAgent(env.tasks),
-            output_dir=RunDirectory(tmp_path / "x"),
-            max_tasks=2,
-            progress=False,
-        )
-    runner.run()
+def test_an_open_folder_goes_as_folder(tmp_path):
     runner = run_in(folder=RunDirectory(tmp_path / "y"), max_tasks=2, progress=False)
     assert runner.output_dir == tmp_path / "y"
-    assert (tmp_path / "x" / "sessions.jsonl").exists() and (
-        tmp_path / "y" / "sessions.jsonl"
-    ).exists()
-
-
-def test_config_is_refused_with_what_to_do_instead():
-    env = SumEnv()
-    with pytest.raises(RunConfigError, match="settings=") as error:
-        Runner(env, PatternAgent(env.tasks), config={"lr": 1})
-    assert "\n" not in str(error.value)
+    assert (tmp_path / "y" / "sessions.jsonl").exists()
 
 
 def test_the_runner_prints_no_report(tmp_path, capsys):
