@@ -1,8 +1,10 @@
 """The oracle's run on the shipped DB set (SQLite) writes the same bytes release to release.
 
 The hashes were taken from the runner before its services (progress bar, cost meter,
-probes, plots, failure stop) became default callbacks; a change to the order of events or
-to what the run writes shows here first.
+probes, plots, failure stop) became default callbacks, and sessions.jsonl's again when
+`insert_memory` came to record where its text sits instead of a copy of it (compared
+session by session: nothing else changed); a change to the order of events or to what the
+run writes shows here first.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from lifelong_gym.run import ExperienceReplayCallback, Runner
 gym.register_envs(lifelong_gym)
 
 SHA256 = {
-    "sessions.jsonl": "f66f23e47f42d8741f6cf035e7d2140c94d682580d727b9d12446dccfb848588",
+    "sessions.jsonl": "f6da9e1e5217db4a849b863f11edb6b1d1733bf3fde5aaaef208a05001eae46d",
     "metrics.json": "857e5521bcc095c13cce78addbccac3ae190e4aaa3a10c74909988f9434fc90c",
     "state.json": "b838a2455095f8ceecc12f244ad71bb51729850aaeb7c79926db3cc559295037",
 }
