@@ -19,9 +19,10 @@ class ExperienceReplay(MethodWrapper, RecordConstructorArgs):
     The benchmark's experience replay, for a plain Gymnasium loop: at every reset the
     chosen experiences are put between the environment's instructions and the new task,
     and the live session's first message is set to that prompt, so the session records
-    what the agent saw. `info["replayed"]` lists the task indices replayed. With
-    `token_budget` and `count_tokens` (the model's tokenizer), experiences are dropped
-    until the prompt plus `reply_reserve` tokens fits the budget.
+    what the agent saw. `info["replayed"]` lists the task indices replayed. `strategy` is
+    "recent", "relevant" or "embedding" (`info["ranked_by"]` then names the ranker). With
+    a `budget` of tokens and `count_tokens` (the model's tokenizer), experiences are
+    dropped until the prompt plus `reserve` tokens fits the budget.
     """
 
     def __init__(
@@ -29,19 +30,17 @@ class ExperienceReplay(MethodWrapper, RecordConstructorArgs):
         env: gym.Env[str, str],
         n: int = 4,
         strategy: Strategy = "recent",
-        token_budget: int | None = None,
+        budget: int | None = None,
         count_tokens: Callable[[str], int] | None = None,
-        reply_reserve: int = DEFAULT_REPLY_RESERVE,
+        reserve: int = DEFAULT_REPLY_RESERVE,
     ):
+        if budget is not None and count_tokens is None:
+            raise ValueError("a budget needs count_tokens (the model's tokenizer)")
         RecordConstructorArgs.__init__(
-            self, n=n, strategy=strategy, token_budget=token_budget, reply_reserve=reply_reserve
+            self, n=n, strategy=strategy, budget=budget, reserve=reserve
         )
         method = ExperienceReplayMethod(
-            n,
-            strategy,
-            token_budget=token_budget,
-            count_tokens=count_tokens,
-            reply_reserve=reply_reserve,
+            n, strategy, budget=budget, count_tokens=count_tokens, reserve=reserve
         )
         MethodWrapper.__init__(self, env, method)
         inner = env.observation_space
@@ -49,5 +48,6 @@ class ExperienceReplay(MethodWrapper, RecordConstructorArgs):
         self.observation_space = UnicodeText(limit * (n + 1))
 
     def reset_info(self, session: Any) -> dict[str, Any]:
-        """The task indices replayed into the prompt."""
-        return {"replayed": session.details["replayed"]}
+        """The task indices replayed into the prompt (and the ranker, when one ranked)."""
+        keys = ("replayed", "ranked_by")
+        return {key: session.details[key] for key in keys if key in session.details}

@@ -1,7 +1,7 @@
 """Lifelong-learning methods, each one object used by a callback and by a wrapper.
 
-Each is a `Method`: `method.as_callback()` gives its runner callback (the adapter is in
-`lifelong_gym.run.method_callbacks`), `method.as_wrapper(env)` its Gymnasium wrapper
+Each is a `Method`: `method.as_callback()` gives its runner callback (made from the method
+class in `lifelong_gym.run.method_callbacks`), `method.as_wrapper(env)` its Gymnasium wrapper
 (`MethodWrapper`, exported by `lifelong_gym.wrappers` too); both call the same `start` and
 `finish`. Nothing here knows the runner.
 """
@@ -12,11 +12,12 @@ from .memory_items import MemoryItem
 from .method import Method, MethodWrapper
 from .procedural_memory import ProceduralMemoryMethod, Procedure
 from .reasoning_memory import ReasoningMemoryMethod
-from .replay import ExperienceReplayMethod
+from .replay import EmbeddingReplayMethod, ExperienceReplayMethod, RelevantReplayMethod
 from .self_consistency import GroupSelfConsistencyMethod
 from .workflow_memory import Workflow, WorkflowMemoryMethod
 
 __all__ = [
+    "EmbeddingReplayMethod",
     "Experience",
     "ExperienceMemory",
     "ExperienceReplayMethod",
@@ -27,6 +28,7 @@ __all__ = [
     "Procedure",
     "ProceduralMemoryMethod",
     "ReasoningMemoryMethod",
+    "RelevantReplayMethod",
     "Workflow",
     "WorkflowMemoryMethod",
     "resolve_budget",

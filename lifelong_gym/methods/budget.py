@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from lifelong_gym.errors import BudgetError
+from lifelong_gym.errors import BudgetError, CallbackSpecError
 
 TokenCounter = Callable[[str], int]
 
@@ -13,6 +13,17 @@ TokenCounter = Callable[[str], int]
 def model_of(agent: Any) -> Any:
     """The language model behind an agent, if it has one."""
     return getattr(agent, "model", None)
+
+
+def agent_model(purpose: str, agent: Any) -> Any:
+    """The agent's own language model, or one line saying `purpose` needs one."""
+    model = model_of(agent)
+    if not callable(getattr(model, "generate", None)):
+        raise CallbackSpecError(
+            f"{purpose} with the agent's model, and the {type(agent).__name__} agent has "
+            "none: use a model agent (hf:..., openai:...)"
+        )
+    return model
 
 
 def token_counter(model: Any) -> TokenCounter | None:

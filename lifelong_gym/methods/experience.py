@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -23,10 +23,12 @@ from lifelong_gym.session import (
     with_memory,
 )
 
+from .budget import resolve_budget
 from .method import Method
+from .similarity import Similarity, similarity
 
-Strategy = Literal["recent", "relevant"]
-STRATEGIES: tuple[str, ...] = ("recent", "relevant")
+Strategy = Literal["recent", "relevant", "embedding"]
+STRATEGIES: tuple[str, ...] = ("recent", "relevant", "embedding")
 DEFAULT_REPLY_RESERVE = 1024
 """Tokens kept free for the replies and observations that follow the opening prompt."""
 HEADING = "Here are tasks you solved before, with your replies and what you observed:"
@@ -114,26 +116,32 @@ def is_solved(session: Session) -> bool:
 
 
 class ExperienceMemory:
-    """Solved sessions in the order they finished, and the choice of which to replay."""
+    """Solved sessions in the order they finished, and the choice of which to replay.
+
+    `strategy` is "recent" (the last `n`), "relevant" (most shared skills, then the most
+    similar task text by difflib) or "embedding" (the most similar task text by a sentence
+    embedder's cosine, BM25 without the `embeddings` extra: `similarity.py`).
+    """
 
     def __init__(
         self,
         n: int = 4,
         strategy: Strategy = "recent",
         *,
-        token_budget: int | None = None,
+        budget: int | None = None,
         count_tokens: Callable[[str], int] | None = None,
     ):
         if n < 0:
             raise ValueError(f"n must be 0 or more, got {n}")
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy={strategy!r} is unknown; choose one of {STRATEGIES}")
-        if token_budget is not None and count_tokens is None:
-            raise ValueError("a token_budget needs count_tokens (the model's tokenizer)")
+        if budget is not None and count_tokens is None:
+            raise ValueError("a budget needs count_tokens (the model's tokenizer)")
         self.n = n
         self.strategy = strategy
-        self.token_budget = token_budget
+        self.budget = budget
         self.count_tokens = count_tokens
+        self.similarity: Similarity | None = similarity() if strategy == "embedding" else None
         self.experiences: list[Experience] = []
         self.instructions = SharedInstructions()
 
@@ -164,6 +172,11 @@ class ExperienceMemory:
             return []
         if self.strategy == "recent":
             return list(reversed(self.experiences[-self.n :]))
+        if self.similarity is not None:
+            texts = [self.experience_task(e) for e in self.experiences]
+            scores = self.similarity.scores(task, texts)
+            best = sorted(range(len(texts)), key=lambda i: (scores[i], i), reverse=True)
+            return [self.experiences[i] for i in best[: self.n]]
         wanted = set(skills)
 
         def relevance(item: tuple[int, Experience]) -> tuple[int, float, int]:
@@ -237,9 +250,9 @@ class ExperienceMemory:
 
     def fits(self, prompt: str, reserve: int) -> bool:
         """Whether `prompt` plus `reserve` tokens stays within the token budget (if any)."""
-        if self.token_budget is None or self.count_tokens is None:
+        if self.budget is None or self.count_tokens is None:
             return True
-        return self.count_tokens(prompt) + reserve <= self.token_budget
+        return self.count_tokens(prompt) + reserve <= self.budget
 
 
 def flight_key(session: Session) -> tuple[bool, int]:
@@ -253,14 +266,23 @@ class ExperienceMethod(Method):
 
     A method keeps the opening prompt the environment gave at `start` (subclasses extend
     it), remembers the session at `finish` if it was solved, and saves its memory. A probe
-    session (`session.probe`) is never remembered.
+    session (`session.probe`) is never remembered. `budget` (None, a number of tokens, or
+    "auto": the agent's model's context window) caps the prompt with its experiences; with
+    no `count_tokens` it is counted with the agent's model, found at `setup`.
     """
 
     memory: ExperienceMemory
 
-    def __init__(self) -> None:
+    def __init__(self, budget: int | str | None = None) -> None:
+        self.budget = budget
         # the opening prompts of the tasks in flight, and where their tasks begin
         self._openings: dict[tuple[bool, int], tuple[str, int]] = {}
+
+    def setup(self, agent: Any, env: Any) -> None:
+        """Count the budget with the agent's model's tokenizer, when none was given (an
+        unusable budget stops the run before any task)."""
+        if self.budget is not None and self.memory.count_tokens is None:
+            self.memory.budget, self.memory.count_tokens = resolve_budget(self.budget, agent)
 
     def start(self, session: Session) -> None:
         """Keep the opening prompt of the task that begins (by task, for tasks in flight)."""

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from lifelong_gym.session import Session, with_memory
 
 from .bm25 import bm25_scores
-from .budget import token_counter
+from .budget import model_of, token_counter
 from .method import Method, MethodWrapper
 
 CHARS_PER_TOKEN = 4
@@ -93,6 +93,12 @@ class ItemMemoryMethod(Method):
         self.count_tokens: Callable[[str], int] = estimate_tokens
         self.token_counting = "estimate"
         if model is not None:
+            self.bind(model)
+
+    def setup(self, agent: Any, env: Any) -> None:
+        """Learn with the agent's model when it has one that generates (else by the rule)."""
+        model = model_of(agent)
+        if callable(getattr(model, "generate", None)):
             self.bind(model)
 
     def bind(self, model: Any) -> None:

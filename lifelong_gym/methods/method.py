@@ -14,6 +14,8 @@ class Method:
     """A lifelong-learning method: what it does before each task, what it learns after it,
     and its memory. Subclass it and override what the method needs.
 
+    - `setup(agent, env)`: the runner is about to start (its callback face only); a method
+      that needs the agent's model (to count tokens, to vote, to distill) takes it here.
     - `start(session)`: the opening prompt is written and the agent has not replied; put
       memory into it with `session.insert_memory(text, title=...)`.
     - `finish(session)`: the task is scored (`session.outcome`, `session.status`, the
@@ -22,13 +24,19 @@ class Method:
       snapshot of a run and taken back when it resumes.
 
     `method.as_callback()` gives the runner's callback (`Runner(..., callbacks=[...])`),
-    `Class.callback_class()` a callback class for `--callback module.Name:key=value`, and
-    `method.as_wrapper(env)` a Gymnasium wrapper for a plain `reset`/`step` loop.
+    `Class.callback_class()` a callback class for `--callback module.Name:key=value` (its
+    keyword arguments are the method's; it is named for the class, `...Method` dropped,
+    with `Callback` added), and `method.as_wrapper(env)` a Gymnasium wrapper for a plain
+    `reset`/`step` loop.
     """
 
     # The runner's face lives in the layer above (lifelong_gym.run), which sets it when
     # imported: this layer may not import it.
     callback_face: ClassVar[Any] = None
+
+    def setup(self, agent: Any, env: Any) -> None:
+        """The runner starts with `agent` on `env` (nothing by default; not called by the
+        wrapper, whose method is given what it needs when made)."""
 
     def start(self, session: Session) -> None:
         """A task begins: put memory into its opening prompt (nothing by default)."""

@@ -13,6 +13,7 @@ from typing import Any
 
 from lifelong_gym.session import EvaluationOutcome, Session
 
+from .budget import agent_model
 from .item_memory import ItemMemoryMethod
 from .memory_items import MemoryItem, Source, distillation_prompt, parse_memory_item
 
@@ -51,6 +52,10 @@ class ReasoningMemoryMethod(ItemMemoryMethod):
     heading = HEADING
     closing = CLOSING
     counts = ("items", "rejected")
+
+    def setup(self, agent: Any, env: Any) -> None:
+        """Distill with the agent's own model (refused in one line when it has none)."""
+        self.bind(agent_model("reasoning_memory distills memories", agent))
 
     def learn(self, session: Session, task: str, given: list[Any]) -> dict[str, Any]:
         """Ask the model for one item about `session` and keep it; the call's record."""

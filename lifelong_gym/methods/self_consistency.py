@@ -19,6 +19,7 @@ from typing import Any
 
 from lifelong_gym.session import ChatMessage, ReplyGroup, Role, Session, to_messages
 
+from .budget import agent_model
 from .experience import DEFAULT_REPLY_RESERVE, Experience, ExperienceMemory, ExperienceMethod
 
 Normalizer = Callable[[str], str | None]
@@ -34,16 +35,34 @@ class GroupSelfConsistencyMethod(ExperienceMethod):
     `start(session)` when a task begins keeps its opening prompt; `vote(...)` replaces one
     reply by the group vote and records how it was chosen in
     `session.details["self_consistency"]`; `finish(session)` remembers a solved session.
+    With a `budget` (counted by `count_tokens`, else by the agent's model's tokenizer),
+    a group's experiences are dropped until its prompt plus `reserve` tokens fits.
     """
 
-    def __init__(self, groups: int = 2, per_group: int = 2, reserve: int = DEFAULT_REPLY_RESERVE):
+    def __init__(
+        self,
+        groups: int = 2,
+        per_group: int = 2,
+        *,
+        budget: int | str | None = None,
+        count_tokens: Callable[[str], int] | None = None,
+        reserve: int = DEFAULT_REPLY_RESERVE,
+    ):
         if groups < 1 or per_group < 1:
             raise ValueError("groups and per_group must be at least 1")
-        super().__init__()
+        super().__init__(budget)
         self.groups = groups
         self.per_group = per_group
         self.reserve = reserve
-        self.memory = ExperienceMemory(n=groups * per_group, strategy="recent")
+        counted = budget if count_tokens is not None else None
+        self.memory = ExperienceMemory(
+            groups * per_group, "recent", budget=counted, count_tokens=count_tokens
+        )
+
+    def setup(self, agent: Any, env: Any) -> None:
+        """Refuse an agent without a model to vote with; count the budget with it."""
+        agent_model("group_self_consistency votes", agent)
+        super().setup(agent, env)
 
     def vote(self, model: Any, normalize: Normalizer, session: Session, reply: str) -> str:
         """The reply to send instead of `reply`; the vote is recorded in the session."""

@@ -7,6 +7,7 @@ imports it.
 from .callbacks import EVENTS, Callback, RunState, SessionControl
 from .config import RunConfig, build_runner, load_run_config
 from .method_callbacks import (
+    EmbeddingReplayCallback,
     ExperienceReplayCallback,
     GroupSelfConsistencyCallback,
     ReasoningMemoryCallback,
@@ -22,6 +23,7 @@ __all__ = [
     "CALLBACKS",
     "EVENTS",
     "Callback",
+    "EmbeddingReplayCallback",
     "ExperienceReplayCallback",
     "GroupSelfConsistencyCallback",
     "OnlineTrainingCallback",

@@ -74,3 +74,25 @@ def test_callback_class_builds_the_method_from_keyword_arguments():
     assert isinstance(callback, MethodCallback) and callback.method.note == "other"
     assert type(callback).__name__ == "TallyCallback"
     assert Tally.callback_class() is Tally.callback_class()
+
+
+def test_each_shipped_method_names_its_parameters_alike_in_both_faces():
+    # issue 47: the callback took budget/reserve where the wrapper took token_budget/reply_reserve
+    import inspect
+
+    from lifelong_gym.run import (
+        ExperienceReplayCallback,
+        GroupSelfConsistencyCallback,
+        ReasoningMemoryCallback,
+    )
+    from lifelong_gym.wrappers import ExperienceReplay, GroupSelfConsistency, ReasoningMemory
+
+    faces = [
+        (ExperienceReplay, ExperienceReplayCallback),
+        (GroupSelfConsistency, GroupSelfConsistencyCallback),
+        (ReasoningMemory, ReasoningMemoryCallback),
+    ]
+    for wrapper, callback in faces:
+        wrapped = set(inspect.signature(wrapper).parameters) - {"env", "model"}
+        assert wrapped <= set(inspect.signature(callback).parameters), wrapper
+    assert {"budget", "reserve"} <= set(inspect.signature(ExperienceReplay).parameters)

@@ -134,7 +134,7 @@ def _words(text: str) -> int:
 
 def test_budget_drops_experiences_exactly_when_the_next_would_overflow():
     def memory(n, budget=None):
-        made = ExperienceMemory(n=n, token_budget=budget, count_tokens=_words if budget else None)
+        made = ExperienceMemory(n=n, budget=budget, count_tokens=_words if budget else None)
         for i in range(3):
             opening = f"Rules here.\n\nTask: number {i}"
             made.remember(_solved(i, opening, "word " * 10), opening)
@@ -155,7 +155,7 @@ def test_a_larger_n_changes_no_prompt_where_the_budget_holds_fewer(strategy):
     fit the window, both cells build the same prompt (docs/results.md)."""
 
     def memory(n):
-        made = ExperienceMemory(n=n, strategy=strategy, token_budget=60, count_tokens=_words)
+        made = ExperienceMemory(n=n, strategy=strategy, budget=60, count_tokens=_words)
         for i in range(8):
             opening = f"Rules here.\n\nTask: number {i}"
             made.remember(_solved(i, opening, "word " * 10), opening)

@@ -137,7 +137,7 @@ def test_the_callback_through_the_runner_matches_the_wrapper(env, tmp_path):
 def test_a_budget_trims_groups_and_may_leave_no_vote(env):
     model = RuleModel(_oracle_vote(env))
     wrapped = GroupSelfConsistency(env, model, groups=2, per_group=1)
-    wrapped.method.memory.token_budget = 10  # far below any prompt
+    wrapped.method.memory.budget = 10  # far below any prompt
     wrapped.method.memory.count_tokens = lambda text: len(text.split())
     infos = play_stream(wrapped, FirstSolvedThenWrong(env.unwrapped.tasks))
     assert infos[-1]["self_consistency"][0]["reason"] == "no experience fits the budget"
