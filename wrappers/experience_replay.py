@@ -36,9 +36,7 @@ class ExperienceReplay(MethodWrapper, RecordConstructorArgs):
     ):
         if budget is not None and count_tokens is None:
             raise ValueError("a budget needs count_tokens (the model's tokenizer)")
-        RecordConstructorArgs.__init__(
-            self, n=n, strategy=strategy, budget=budget, reserve=reserve
-        )
+        RecordConstructorArgs.__init__(self, n=n, strategy=strategy, budget=budget, reserve=reserve)
         method = ExperienceReplayMethod(
             n, strategy, budget=budget, count_tokens=count_tokens, reserve=reserve
         )
