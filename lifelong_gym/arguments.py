@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import PurePath
@@ -47,6 +48,11 @@ def check_arguments(
         expected = parameter.annotation
         if expected is inspect.Parameter.empty:
             continue
+        if _takes_function(expected):
+            raise ConfigError(
+                f"{what}: {name} takes a Python function, which text cannot give "
+                "(pass it from Python)"
+            )
         adapter = _adapter(expected)
         if adapter is None:
             continue
@@ -129,8 +135,9 @@ def path_parameters(target: Callable[..., Any]) -> frozenset[str]:
 
 
 def _takes_path(annotation: Any) -> bool:
-    options = typing.get_args(annotation) if typing.get_origin(annotation) else (annotation,)
-    return any(isinstance(option, type) and issubclass(option, PurePath) for option in options)
+    return any(
+        isinstance(option, type) and issubclass(option, PurePath) for option in _options(annotation)
+    )
 
 
 def _parameters(target: Callable[..., Any]) -> dict[str, inspect.Parameter]:
@@ -154,9 +161,29 @@ def _adapter(annotation: Any) -> TypeAdapter | None:
         return None
 
 
+def _takes_function(annotation: Any) -> bool:
+    """Whether a parameter takes only functions (and None): nothing a text value can be."""
+    options = [option for option in _options(annotation) if option is not type(None)]
+    return bool(options) and all(
+        option is Callable or typing.get_origin(option) is Callable for option in options
+    )
+
+
 def _describe(annotation: Any) -> str:
     names = {int: "an integer", float: "a number", str: "text", bool: "true or false"}
-    options = typing.get_args(annotation) if typing.get_origin(annotation) else (annotation,)
-    described = [names.get(o, getattr(o, "__name__", str(o))) for o in options if o is not None]
-    described = [d for d in described if d != "NoneType"]
+    described = [
+        "one of " + ", ".join(repr(value) for value in typing.get_args(option))
+        if typing.get_origin(option) is typing.Literal
+        else names.get(option, getattr(option, "__name__", str(option)))
+        for option in _options(annotation)
+        if option is not type(None)
+    ]
     return " or ".join(dict.fromkeys(described)) or str(annotation)
+
+
+def _options(annotation: Any) -> tuple[Any, ...]:
+    """The types a union annotation admits (a Literal stays whole); else the annotation."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Union or origin is types.UnionType:
+        return typing.get_args(annotation)
+    return (annotation,)

@@ -166,6 +166,9 @@ def test_an_os_image_that_does_not_exist_names_the_tag_asked_for(tmp_path, docke
         ("experience_replay:n=four", "n must be an integer, got 'four'"),
         ("experience_replay:budget=[1]", "budget must be an integer or text"),
         ("experience_replay:size=3", "no argument 'size'"),
+        ("embedding_replay:strategy=bogus", "one of 'recent', 'relevant', 'embedding'"),
+        ("experience_replay:count_tokens=3", "count_tokens takes a Python function"),
+        ("workflow_memory:model=1", "model must be a language model"),
         ("no_such_method", "no callback named 'no_such_method'"),
         ("group_self_consistency", "has none"),  # the oracle has no model to vote with
     ],

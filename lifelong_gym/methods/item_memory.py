@@ -93,6 +93,11 @@ class ItemMemoryMethod(Method):
         self.count_tokens: Callable[[str], int] = estimate_tokens
         self.token_counting = "estimate"
         if model is not None:
+            if not callable(getattr(model, "generate", None)):
+                raise ValueError(
+                    f"model must be a language model with generate() given from Python, "
+                    f"got {model!r}"
+                )
             self.bind(model)
 
     def setup(self, agent: Any, env: Any) -> None:
