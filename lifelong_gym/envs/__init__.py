@@ -6,11 +6,13 @@ Each of `db/`, `os/` and `kg/` holds:
 - `actions.py`: the environment's one parser of an agent's reply, and its observations;
 - `prompt.py`: the opening prompt of a task;
 - `tasks.py`: the task record, its loader and its converters from other formats;
+- `skills.py`: the environment's skill taxonomy (`TAXONOMY`: its skills, their groups and
+  prerequisites), the one list its task class carries and its generator draws from;
 - `backends/`: where the agent's actions run (db: `sqlite/` embedded and `mysql/` a
   server; os: `docker` and `oci/` sandboxes, the shells in them; kg: the embedded
   Oxigraph store, `local` lookups, the `store_process` child, or a SPARQL endpoint);
 - `generator/`: the seeded task generator (`lifelong-gym generate ENV`) and what only it
-  uses (db: domains, query builders and the skills of a statement; os: `templates/`; kg: the synthetic graph and
+  uses (db: domains and query builders; os: `templates/`; kg: the synthetic graph and
   its phrases).
 
 Beside these, each keeps the pieces only it has: db `answer.py`, `table_hash.py` and the

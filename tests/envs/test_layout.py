@@ -10,7 +10,7 @@ import lifelong_gym.envs
 
 ENVS = Path(lifelong_gym.envs.__file__).parent
 #: what every environment holds: modules, and packages (with a trailing slash)
-SHARED = ("env.py", "actions.py", "prompt.py", "tasks.py", "backends/", "generator/")
+SHARED = ("env.py", "actions.py", "prompt.py", "tasks.py", "skills.py", "backends/", "generator/")
 
 
 def test_the_docstring_names_each_shared_part():

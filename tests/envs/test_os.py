@@ -23,7 +23,8 @@ from lifelong_gym.envs.os.backends.oci.sandbox import OciPool, find_runtime
 from lifelong_gym.envs.os.backends.sandbox import CROWDED_SHARE, FULL_SHARE
 from lifelong_gym.envs.os.backends.shell import Mode
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE
-from lifelong_gym.envs.os.tasks import SKILLS, load_os_tasks
+from lifelong_gym.envs.os.skills import SKILLS
+from lifelong_gym.envs.os.tasks import load_os_tasks
 from lifelong_gym.errors import SandboxError
 from lifelong_gym.session import SessionStatus
 from lifelong_gym.tasks import TaskFileError

@@ -21,7 +21,8 @@ from lifelong_gym.envs.os.backends.shell import Mode
 from lifelong_gym.envs.os.generator.templates import TEMPLATES, text, users  # noqa: F401
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 from lifelong_gym.envs.os.judge import judge, prepare
-from lifelong_gym.envs.os.tasks import SKILLS, OSTask, ScriptItem
+from lifelong_gym.envs.os.skills import SKILLS
+from lifelong_gym.envs.os.tasks import OSTask, ScriptItem
 from lifelong_gym.generation import (
     GeneratorOptions,
     coverage_line,
