@@ -39,9 +39,9 @@ import gymnasium as gym
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.envs.db.actions import count_statements
-from lifelong_gym.envs.db.backends import mysql_server
-from lifelong_gym.envs.db.backends.mysql import parse_url
-from lifelong_gym.envs.db.backends.mysql import quote as mysql_quote
+from lifelong_gym.envs.db.backends.mysql import server as mysql_server
+from lifelong_gym.envs.db.backends.mysql.backend import parse_url
+from lifelong_gym.envs.db.backends.mysql.backend import quote as mysql_quote
 from lifelong_gym.envs.db.backends.sqlite.catalog import quote as sqlite_quote
 from lifelong_gym.envs.db.backends.sqlite.task_databases import clear_images
 from lifelong_gym.envs.db.backends.sqlite.translate import clear_translations

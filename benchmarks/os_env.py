@@ -28,10 +28,10 @@ import gymnasium as gym
 import lifelong_gym  # noqa: F401 (registers the ids)
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.docker_engine import docker_client
-from lifelong_gym.envs.os.docker_sandbox import ContainerPool
+from lifelong_gym.envs.os.backends.docker import ContainerPool
+from lifelong_gym.envs.os.backends.oci.sandbox import OciPool
+from lifelong_gym.envs.os.backends.shell import Mode
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE
-from lifelong_gym.envs.os.oci import OciPool
-from lifelong_gym.envs.os.shell import Mode
 from lifelong_gym.envs.os.tasks import OSTask, ScriptItem, load_os_tasks
 from lifelong_gym.tasks import TaskSet
 

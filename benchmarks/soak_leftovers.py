@@ -141,8 +141,8 @@ def mysql_leftovers(url: str) -> list[str]:
     """This process's databases, accounts and connections on the MySQL server at `url`."""
     import pymysql
 
-    from lifelong_gym.envs.db.backends.mysql import names_like, parse_url
-    from lifelong_gym.envs.db.backends.mysql_cleanup import run
+    from lifelong_gym.envs.db.backends.mysql.backend import names_like, parse_url
+    from lifelong_gym.envs.db.backends.mysql.cleanup import run
 
     pattern = names_like(os.getpid())
     with pymysql.connect(**parse_url(url)) as admin:
@@ -179,7 +179,7 @@ def _port(host: str) -> int | None:
 def docker_leftovers() -> list[str]:
     """The containers on the Docker engine labelled with this process's pid."""
     from lifelong_gym.docker_engine import docker_client
-    from lifelong_gym.envs.os.docker_sandbox import LABEL_PID
+    from lifelong_gym.envs.os.backends.docker import LABEL_PID
 
     client = docker_client()
     try:
@@ -191,7 +191,7 @@ def docker_leftovers() -> list[str]:
 
 def oci_leftovers() -> list[str]:
     """The OCI sandbox's state folders owned by this process."""
-    from lifelong_gym.envs.os.oci_state import STATE_ROOT
+    from lifelong_gym.envs.os.backends.oci.state import STATE_ROOT
 
     if not STATE_ROOT.is_dir():
         return []

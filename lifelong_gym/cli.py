@@ -414,7 +414,7 @@ def export_harbor(
     env_id: str, tasks: str | None, out: str, image: str | None, overwrite: bool
 ) -> None:
     """Each OS task as a Harbor folder: instruction, task.toml, Dockerfile, tests, solution."""
-    from lifelong_gym.envs.os.harbor_export import export_harbor as write
+    from lifelong_gym.envs.os.harbor.export import export_harbor as write
     from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 
     if env_id != "LifelongOS-v0":

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Literal, get_args
 import numpy as np
 
 from lifelong_gym.errors import ConfigError, EnvArgumentError
-from lifelong_gym.skill_tables import depth, prerequisites, skill_group
 
 if TYPE_CHECKING:
     from lifelong_gym.tasks import TaskSet
@@ -90,11 +89,12 @@ def curriculum_order(
 
 
 def blocks_order(tasks: TaskSet, seed: int) -> list[int]:
-    """The tasks in blocks of one skill group each (`skill_tables.skill_group`): the blocks
-    in a seeded order, the tasks of each block in a seeded order."""
+    """The tasks in blocks of one skill group each (`SkillTaxonomy.group` of the tasks'
+    taxonomy): the blocks in a seeded order, the tasks of each block in a seeded order."""
     blocks: dict[str, list[int]] = defaultdict(list)
     for index in tasks.order:
-        blocks[skill_group(tasks[index].skills)].append(index)
+        task = tasks[index]
+        blocks[task.taxonomy.group(task.skills)].append(index)
     rng = random.Random(f"blocks-{seed}")
     names = sorted(blocks)
     rng.shuffle(names)
@@ -106,23 +106,24 @@ def blocks_order(tasks: TaskSet, seed: int) -> list[int]:
 def compositional_order(tasks: TaskSet, seed: int | None = None) -> list[int]:
     """The curriculum by prerequisite depth, each task held back until its parts were played.
 
-    The base is `curriculum_order` with one stage per depth of the prerequisite table
-    (`skill_tables.PREREQUISITES`). A task is ready once every prerequisite of its skills
-    (direct or through others) that another task of the set exercises has been exercised
-    by an earlier task; each step plays the ready task that comes first in the base. When
-    no task is ready (tasks that can only provide each other's prerequisites), the first
-    remaining task of the base goes next, and unblocks the rest.
+    The base is `curriculum_order` with one stage per depth of the prerequisites of the
+    tasks' taxonomy (`SkillTaxonomy.prerequisites`). A task is ready once every prerequisite
+    of its skills (direct or through others) that another task of the set exercises has
+    been exercised by an earlier task; each step plays the ready task that comes first in
+    the base. When no task is ready (tasks that can only provide each other's
+    prerequisites), the first remaining task of the base goes next, and unblocks the rest.
     """
     exercising = Counter(skill for task in tasks for skill in task.skills)
+    taxonomy = tasks[tasks.indices[0]].taxonomy
     layers: dict[int, list[str]] = defaultdict(list)
     for skill in sorted(exercising):
-        layers[depth(skill)].append(skill)
+        layers[taxonomy.depth(skill)].append(skill)
     base = curriculum_order(tasks, [layers[d] for d in sorted(layers)], seed)
     rank = {index: position for position, index in enumerate(base)}
 
     def needed(index: int) -> set[str]:
         own = tasks[index].skills
-        wanted = set().union(*(prerequisites(skill) for skill in own))
+        wanted = set().union(*(taxonomy.all_prerequisites(skill) for skill in own))
         return {p for p in wanted if exercising[p] > (p in own)}
 
     played: list[int] = []

@@ -9,13 +9,14 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from lifelong_gym.actions import ParsedAction
 from lifelong_gym.errors import TaskFileError
 from lifelong_gym.session import ChatMessage
+from lifelong_gym.skill_tables import SkillTaxonomy
 
 logger = logging.getLogger(__name__)
 
@@ -23,9 +24,11 @@ DATA_DIR = Path(__file__).parent / "data"
 
 
 class Task(BaseModel):
-    """The fields every environment's task has: its sample index and its skills."""
+    """The fields every environment's task has: its sample index and its skills, named in
+    its environment's skill taxonomy (empty for a task of no environment)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+    taxonomy: ClassVar[SkillTaxonomy] = SkillTaxonomy()
 
     index: int
     skills: tuple[str, ...] = ()

@@ -34,7 +34,7 @@ def mysql_url() -> str:
     try:
         import pymysql
 
-        from lifelong_gym.envs.db.backends.mysql import parse_url
+        from lifelong_gym.envs.db.backends.mysql.backend import parse_url
 
         pymysql.connect(connect_timeout=3, **parse_url(MYSQL_URL)).close()
     except Exception as error:  # noqa: BLE001 - any failure means the server is not usable

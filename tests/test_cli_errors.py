@@ -276,8 +276,8 @@ ERRORS_BEFORE = {
     "envs.kg.sexpr": ["SExprError"],
     "envs.kg.sparql": ["InvalidArgument"],
     "envs.os.actions": ["ActionError"],
+    "envs.os.backends.sandbox": ["SandboxError"],
     "envs.os.image": ["ImageBuildError"],
-    "envs.os.sandbox": ["SandboxError"],
     "methods.budget": ["BudgetError"],
     "tasks": ["TaskFileError"],
     "run.registry": ["CallbackSpecError"],  # was lifelong_gym.callbacks

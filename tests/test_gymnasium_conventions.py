@@ -10,6 +10,7 @@ import pytest
 from gymnasium.wrappers import RecordEpisodeStatistics
 
 import lifelong_gym
+import lifelong_gym.wrappers
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.wrappers import ExperienceReplay, LifelongTaskSequence
 
@@ -46,10 +47,40 @@ def test_the_docstring_example_runs(env_id, request):
         request.getfixturevalue("docker_engine")
     if env_id == "LifelongKG-v0":
         pytest.importorskip("pyoxigraph")
-    cls = env_class(env_id)
+    run_docstring_example(env_class(env_id), least=6)
+
+
+#: every Gymnasium wrapper the wrappers package defines (MethodWrapper, which it re-exports,
+#: is the methods' base class: its subclasses here are the examples of it)
+WRAPPERS = [
+    cls
+    for cls in map(vars(lifelong_gym.wrappers).get, lifelong_gym.wrappers.__all__)
+    if isinstance(cls, type)
+    and issubclass(cls, gym.Wrapper)
+    and cls.__module__.startswith("lifelong_gym.wrappers.")
+]
+
+
+def test_every_wrapper_of_the_package_is_checked():
+    assert {cls.__name__ for cls in WRAPPERS} == {
+        "ExperienceReplay",
+        "GroupSelfConsistency",
+        "LifelongTaskSequence",
+        "OnlineTraining",
+        "ReasoningMemory",
+    }
+
+
+@pytest.mark.parametrize("wrapper", WRAPPERS, ids=lambda cls: cls.__name__)
+def test_every_wrapper_has_an_example_that_runs(wrapper):
+    run_docstring_example(wrapper, least=5)
+
+
+def run_docstring_example(cls: type, least: int) -> None:
+    """Run the `>>>` example of `cls`'s docstring (at least `least` lines): every line passes."""
     found = doctest.DocTestFinder(recurse=False).find(cls, cls.__qualname__, globs={})
     (test,) = [t for t in found if t.examples]
-    assert len(test.examples) >= 6
+    assert len(test.examples) >= least
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     result = runner.run(test)
     assert result.failed == 0 and result.attempted == len(test.examples)

@@ -7,10 +7,16 @@ from collections import Counter
 
 import pytest
 
-from lifelong_gym.envs.db.generator import SKILLS as DB_SKILLS
-from lifelong_gym.envs.db.tasks import load_db_tasks
+from lifelong_gym.envs.db import generator as db_generator
+from lifelong_gym.envs.db.skills import TAXONOMY as DB_TAXONOMY
+from lifelong_gym.envs.db.tasks import DBTask, load_db_tasks
+from lifelong_gym.envs.kg.env import load_kg_tasks
 from lifelong_gym.envs.kg.sexpr import ACTIONS as KG_ACTIONS
-from lifelong_gym.envs.os.tasks import SKILLS as OS_SKILLS
+from lifelong_gym.envs.kg.skills import TAXONOMY as KG_TAXONOMY
+from lifelong_gym.envs.kg.tasks import KGTask
+from lifelong_gym.envs.os import generator as os_generator
+from lifelong_gym.envs.os.skills import TAXONOMY as OS_TAXONOMY
+from lifelong_gym.envs.os.tasks import OSTask, load_os_tasks
 from lifelong_gym.errors import ConfigError
 from lifelong_gym.orders import (
     ORDERS,
@@ -20,8 +26,20 @@ from lifelong_gym.orders import (
     replicate_seeds,
     task_order,
 )
-from lifelong_gym.skill_tables import PREREQUISITES, SKILL_GROUPS, prerequisites, skill_group
+from lifelong_gym.skill_tables import SkillTaxonomy
 from lifelong_gym.tasks import Task, TaskSet
+
+ENVIRONMENTS = {
+    "db": (DB_TAXONOMY, DBTask, load_db_tasks),
+    "os": (OS_TAXONOMY, OSTask, load_os_tasks),
+    "kg": (KG_TAXONOMY, KGTask, load_kg_tasks),
+}
+
+
+class DBSkilled(Task):
+    """A task of skills only, named in the DB environment's taxonomy."""
+
+    taxonomy = DB_TAXONOMY
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +49,7 @@ def db_tasks() -> TaskSet:
 
 
 def skilled(*skills: tuple[str, ...]) -> TaskSet:
-    return TaskSet([Task(index=i, skills=s) for i, s in enumerate(skills)])
+    return TaskSet([DBSkilled(index=i, skills=s) for i, s in enumerate(skills)])
 
 
 def unmet_prerequisites(tasks: TaskSet, order: list[int]) -> list[int]:
@@ -42,37 +60,69 @@ def unmet_prerequisites(tasks: TaskSet, order: list[int]) -> list[int]:
     early = []
     for index in order:
         own = tasks[index].skills
-        needed = {p for s in own for p in prerequisites(s) if exercising[p] > (p in own)}
+        needed = {
+            p for s in own for p in DB_TAXONOMY.all_prerequisites(s) if exercising[p] > (p in own)
+        }
         if needed - seen:
             early.append(index)
         seen |= set(own)
     return early
 
 
-@pytest.mark.parametrize(
-    ("environment", "skills"), [("db", DB_SKILLS), ("os", OS_SKILLS), ("kg", KG_ACTIONS)]
-)
-def test_the_tables_cover_each_environments_skills_once(environment, skills):
-    grouped = [skill for _, members in SKILL_GROUPS[environment] for skill in members]
-    assert sorted(grouped) == sorted(skills)
-    for skill in skills:
-        assert skill not in prerequisites(skill)  # acyclic
-        assert set(PREREQUISITES.get(skill, ())) <= set(skills)  # within the environment
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_each_environments_taxonomy_groups_its_skills_once(environment):
+    taxonomy, *_ = ENVIRONMENTS[environment]
+    grouped = [skill for _, members in taxonomy.groups for skill in members]
+    assert sorted(grouped) == sorted(taxonomy.skills)
+    assert set(taxonomy.prerequisites) <= set(taxonomy.skills)
+    for skill in taxonomy.skills:
+        assert skill not in taxonomy.all_prerequisites(skill)  # acyclic
+        assert set(taxonomy.prerequisites.get(skill, ())) <= set(taxonomy.skills)
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_each_environments_tasks_carry_its_taxonomy_and_use_its_skills(environment):
+    taxonomy, task_class, load = ENVIRONMENTS[environment]
+    tasks = load("default")
+    assert task_class.taxonomy is taxonomy
+    assert all(type(task).taxonomy is taxonomy for task in tasks)
+    used = {skill for task in tasks for skill in task.skills}
+    assert used == set(taxonomy.skills)  # the shipped set covers every skill, and no other
+
+
+def test_each_generator_draws_from_its_environments_taxonomy():
+    assert db_generator.SKILLS is DB_TAXONOMY.skills
+    assert os_generator.SKILLS is OS_TAXONOMY.skills
+    covered = {skill for skills, _ in os_generator.TEMPLATES.values() for skill in skills}
+    assert covered == set(OS_TAXONOMY.skills)
+    assert KG_TAXONOMY.skills == KG_ACTIONS  # a KG task's skills are its reference's actions
 
 
 def test_a_task_belongs_to_the_last_group_it_touches():
-    assert skill_group(("update", "where_single_condition")) == "write"
-    assert skill_group(("select", "where_single_condition", "subquery_single")) == "subquery"
-    assert skill_group(("select", "group_by_single_column", "limit_only")) == "group_by"
-    assert skill_group(("chmod", "echo", "exit")) == "permissions"
-    assert skill_group(("count", "get_neighbors", "intersection")) == "count"
-    assert skill_group(("select", "my_skill")) == "my_skill"  # a custom skill sets it apart
-    assert skill_group(()) == "none"
+    assert DB_TAXONOMY.group(("update", "where_single_condition")) == "write"
+    assert DB_TAXONOMY.group(("select", "where_single_condition", "subquery_single")) == "subquery"
+    assert DB_TAXONOMY.group(("select", "group_by_single_column", "limit_only")) == "group_by"
+    assert OS_TAXONOMY.group(("chmod", "echo", "exit")) == "permissions"
+    assert KG_TAXONOMY.group(("count", "get_neighbors", "intersection")) == "count"
+    assert DB_TAXONOMY.group(("select", "my_skill")) == "my_skill"  # a custom skill sets it apart
+    assert DB_TAXONOMY.group(()) == "none"
+    assert SkillTaxonomy().group(("select", "insert")) == "select"  # a task of no environment
+
+
+def test_a_task_of_no_environment_has_no_prerequisites_in_compositional_order():
+    tasks = TaskSet(
+        [
+            Task(index=0, skills=("subquery_single",)),
+            Task(index=1, skills=("where_single_condition",)),
+        ]
+    )
+    assert compositional_order(tasks) == [0, 1]  # a DB task set would play 1 first
+    assert compositional_order(skilled(("subquery_single",), ("where_single_condition",))) == [1, 0]
 
 
 def test_blocks_play_each_group_in_one_run_in_seeded_orders(db_tasks):
     orders = {seed: task_order(db_tasks, "blocks", seed) for seed in range(4)}
-    group = {i: skill_group(db_tasks[i].skills) for i in db_tasks.indices}
+    group = {i: DB_TAXONOMY.group(db_tasks[i].skills) for i in db_tasks.indices}
     sequences = set()
     for order in orders.values():
         assert sorted(order) == db_tasks.indices  # every task once

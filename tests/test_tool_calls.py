@@ -10,7 +10,7 @@ import pytest
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.actions import InvalidReply
 from lifelong_gym.agents import OracleAgent
-from lifelong_gym.envs.os.oci_host import find_runtime
+from lifelong_gym.envs.os.backends.oci.host import find_runtime
 from lifelong_gym.errors import SandboxError
 from lifelong_gym.tool_calls import ToolCall, parse_tool_call
 

@@ -23,6 +23,27 @@ class ExperienceReplay(MethodWrapper, RecordConstructorArgs):
     "recent", "relevant" or "embedding" (`info["ranked_by"]` then names the ranker). With
     a `budget` of tokens and `count_tokens` (the model's tokenizer), experiences are
     dropped until the prompt plus `reserve` tokens fits the budget.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import lifelong_gym
+        >>> from lifelong_gym.agents import OracleAgent
+        >>> from lifelong_gym.wrappers import ExperienceReplay
+        >>> env = ExperienceReplay(gym.make("LifelongDB-v0"), n=2)
+        >>> oracle = OracleAgent(env.unwrapped.tasks)
+        >>> obs, info = env.reset(options={"task_index": 0})
+        >>> info["replayed"]
+        []
+        >>> terminated = truncated = False
+        >>> while not (terminated or truncated):  # the oracle solves task 0
+        ...     reply = oracle.act(env.unwrapped.session)
+        ...     obs, reward, terminated, truncated, info = env.step(reply)
+        >>> obs, info = env.reset(options={"task_index": 1})
+        >>> info["replayed"]
+        [0]
+        >>> "Here are tasks you solved before" in obs
+        True
+        >>> env.close()
     """
 
     def __init__(

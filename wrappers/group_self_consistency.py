@@ -17,6 +17,26 @@ class GroupSelfConsistency(gym.Wrapper[str, str, str, str], RecordConstructorArg
     or another). Each `step(action)` asks it once per group of remembered experiences,
     votes, and steps the environment with the winner; `info["self_consistency"]` records
     the vote. Solved sessions are remembered as the run goes.
+
+    Example (a stand-in model that replies as the oracle does, so every group agrees):
+        >>> import gymnasium as gym
+        >>> import lifelong_gym
+        >>> from lifelong_gym.agents import LanguageModel, OracleAgent
+        >>> from lifelong_gym.wrappers import GroupSelfConsistency
+        >>> class Copycat(LanguageModel):
+        ...     def generate(self, batch, tools=None):
+        ...         return [oracle.act(env.unwrapped.session) for _ in batch]
+        >>> env = GroupSelfConsistency(gym.make("LifelongDB-v0"), Copycat(), groups=1)
+        >>> oracle = OracleAgent(env.unwrapped.tasks)
+        >>> for index in (0, 1):  # task 1 is voted on with the experience of task 0
+        ...     obs, info = env.reset(options={"task_index": index})
+        ...     terminated = truncated = False
+        ...     while not (terminated or truncated):
+        ...         reply = oracle.act(env.unwrapped.session)
+        ...         obs, reward, terminated, truncated, info = env.step(reply)
+        >>> [vote["chosen_by"] for vote in info["self_consistency"]], reward
+        (['majority', 'majority'], 1.0)
+        >>> env.close()
     """
 
     def __init__(self, env: gym.Env[str, str], model: Any, groups: int = 2, per_group: int = 2):

@@ -30,6 +30,27 @@ class OnlineTraining(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
     acts) are kept when their rewards differ, and each step goes over all of them.
     `learner.save(path)` and `learner.load(path)` keep the weights;
     `wrapper.method.state()` the rest.
+
+    Example (a stand-in learner that takes its steps without weights):
+        >>> import gymnasium as gym
+        >>> import lifelong_gym
+        >>> from lifelong_gym.agents import OracleAgent
+        >>> from lifelong_gym.wrappers import OnlineTraining
+        >>> class NoWeights:
+        ...     def sft(self, batches):
+        ...         return {"loss": 0.0}
+        ...     def grpo(self, conversations, rewards, groups, steps, batch):
+        ...         return {"loss": 0.0}
+        >>> env = OnlineTraining(gym.make("LifelongDB-v0"), NoWeights(), every=1, batch=1)
+        >>> oracle = OracleAgent(env.unwrapped.tasks)
+        >>> obs, info = env.reset(options={"task_index": 0})
+        >>> terminated = truncated = False
+        >>> while not (terminated or truncated):
+        ...     reply = oracle.act(env.unwrapped.session)
+        ...     obs, reward, terminated, truncated, info = env.step(reply)
+        >>> info["online_training"]
+        {'update': 1, 'mode': 'rft', 'loss': 0.0}
+        >>> env.close()
     """
 
     def __init__(

@@ -23,6 +23,25 @@ class ReasoningMemory(ItemMemoryWrapper, RecordConstructorArgs):
     `model` distills one item from it (a strategy from a success, a pitfall from a
     failure). `info["reasoning_memory"]` holds the items retrieved, the tokens they added
     and, at the end of a task, the distillation's model call, tokens and item.
+
+    Example (a stand-in model that distills the same lesson from every task):
+        >>> import gymnasium as gym
+        >>> import lifelong_gym
+        >>> from lifelong_gym.agents import LanguageModel
+        >>> from lifelong_gym.wrappers import ReasoningMemory
+        >>> class OneLesson(LanguageModel):
+        ...     def generate(self, batch, tools=None):
+        ...         lesson = "Title: Read first\\nDescription: Look first.\\nContent: Describe it."
+        ...         return [lesson for _ in batch]
+        >>> env = ReasoningMemory(gym.make("LifelongDB-v0"), OneLesson())
+        >>> obs, info = env.reset(options={"task_index": 0})
+        >>> obs, reward, terminated, truncated, info = env.step("Action: Answer\\nFinal Answer: []")
+        >>> terminated, reward, info["reasoning_memory"]["distillation"]["source"]
+        (True, 0.0, 'failure')
+        >>> obs, info = env.reset(options={"task_index": 1})
+        >>> info["reasoning_memory"]["retrieved"], "### Read first" in obs
+        ([1], True)
+        >>> env.close()
     """
 
     def __init__(

@@ -46,6 +46,25 @@ class LifelongTaskSequence(gym.Wrapper[str, str, str, str], RecordConstructorArg
         window: width of the sliding window of the learning curve.
         stages: skill stages of the curriculum, easiest first (default: by skill count).
         shard: `(index, count)`: play only this shard of the order.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import lifelong_gym
+        >>> from lifelong_gym.agents import OracleAgent
+        >>> from lifelong_gym.wrappers import LifelongTaskSequence
+        >>> env = LifelongTaskSequence(gym.make("LifelongDB-v0"), order="shuffled", seed=0)
+        >>> oracle = OracleAgent(env.unwrapped.tasks)
+        >>> for _ in range(2):  # two tasks of the stream, each one episode
+        ...     obs, info = env.reset()
+        ...     terminated = truncated = False
+        ...     while not (terminated or truncated):
+        ...         reply = oracle.act(env.unwrapped.session)
+        ...         obs, reward, terminated, truncated, info = env.step(reply)
+        >>> info["lifelong"]["sessions"], info["lifelong"]["success_rate"]
+        (2, 1.0)
+        >>> env.calculate_metric().correct
+        2
+        >>> env.close()
     """
 
     def __init__(

@@ -23,9 +23,9 @@ import lifelong_gym  # noqa: E402, F401 - registers the ids
 from lifelong_gym.agents import OracleAgent  # noqa: E402
 from lifelong_gym.distributed import RayVectorEnv  # noqa: E402
 from lifelong_gym.envs.db.actions import operation_reply  # noqa: E402
-from lifelong_gym.envs.db.backends.mysql import PREFIX, parse_url  # noqa: E402
+from lifelong_gym.envs.db.backends.mysql.backend import PREFIX, parse_url  # noqa: E402
 from lifelong_gym.envs.db.tasks import load_db_tasks  # noqa: E402
-from lifelong_gym.envs.os.docker_sandbox import LABEL, LABEL_PID  # noqa: E402
+from lifelong_gym.envs.os.backends.docker import LABEL, LABEL_PID  # noqa: E402
 from lifelong_gym.envs.os.tasks import load_os_tasks  # noqa: E402
 from lifelong_gym.errors import BackendError  # noqa: E402
 from lifelong_gym.processes import process_alive  # noqa: E402

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from lifelong_gym.envs.kg import LifelongKGEnv
-from lifelong_gym.envs.kg.local import WORK
+from lifelong_gym.envs.kg.backends.local import WORK
 from lifelong_gym.envs.kg.sparql import NS
 
 # SIDE a-nodes and SIDE b-nodes, every a to every b (x.y.out) and back (x.y.back), and

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from lifelong_gym.envs.os.oci_state import mounts_under, unmount
+from lifelong_gym.envs.os.backends.oci.state import mounts_under, unmount
 
 from ..private_servers import PrivateServer
 

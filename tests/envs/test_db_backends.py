@@ -17,7 +17,7 @@ import pytest
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.envs.db.actions import operation_reply
-from lifelong_gym.envs.db.backends.mysql import PREFIX, parse_url, quote
+from lifelong_gym.envs.db.backends.mysql.backend import PREFIX, parse_url, quote
 from lifelong_gym.envs.db.backends.sqlite import SqliteBackend
 from lifelong_gym.envs.db.table_hash import table_hash_sql
 from lifelong_gym.envs.db.tasks import ColumnInfo, TableInfo
@@ -248,7 +248,7 @@ def test_a_declared_type_holding_a_second_statement_fails_the_start_and_runs_not
 def test_sqlite_hash_after_a_write_equals_the_hash_mysql_computes(mysql_url, write):
     """Every kind of value a write leaves (numbers off their scale, text in number columns,
     numbers in text columns, blobs, NULLs, empty text) hashes as MySQL hashes it."""
-    from lifelong_gym.envs.db.backends.mysql import MysqlBackend
+    from lifelong_gym.envs.db.backends.mysql.backend import MysqlBackend
 
     table = _random_table(np.random.default_rng(5), 40)
     hashes, errors = [], []

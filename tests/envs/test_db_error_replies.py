@@ -132,7 +132,9 @@ def test_a_syntax_error_shows_where_mysql_stopped(backends):
 def test_a_quote_or_comment_left_open_is_mysqls_syntax_error(backends, monkeypatch):
     # the statement guard answers these before SQLite reads them; its reply must be the
     # server's own, so here the server gets them on MySQL (the guard lifted there)
-    monkeypatch.setattr("lifelong_gym.envs.db.backends.mysql.refusal", lambda sql, **_: None)
+    monkeypatch.setattr(
+        "lifelong_gym.envs.db.backends.mysql.backend.refusal", lambda sql, **_: None
+    )
     assert_same_replies(
         backends,
         [

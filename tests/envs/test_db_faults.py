@@ -11,8 +11,8 @@ import gymnasium as gym
 import pytest
 
 import lifelong_gym  # noqa: F401 - registers the ids
-from lifelong_gym.envs.db.backends.mysql import PREFIX
-from lifelong_gym.envs.db.backends.mysql_server import server_containers
+from lifelong_gym.envs.db.backends.mysql.backend import PREFIX
+from lifelong_gym.envs.db.backends.mysql.server import server_containers
 
 from ..fault_points import strike_run
 from ..private_servers import running

@@ -19,7 +19,7 @@ from benchmarks.db_fidelity import (
     run_corpus,
     shares_by_kind,
 )
-from lifelong_gym.envs.db.generator.skills import SKILLS, skills_of
+from lifelong_gym.envs.db.skills import SKILLS, skills_of
 
 CORPUS = Path(__file__).parent / "data" / "db_fidelity_corpus.yaml"
 DBBENCH = ("agentbench/data/dbbench/standard.jsonl", "agentbench/data/dbbench/dev.jsonl")

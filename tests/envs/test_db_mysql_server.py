@@ -23,9 +23,10 @@ from click.testing import CliRunner
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.cli import main
 from lifelong_gym.envs.db.actions import operation_reply
-from lifelong_gym.envs.db.backends import make_backend, mysql_server
-from lifelong_gym.envs.db.backends.mysql import parse_url
-from lifelong_gym.envs.db.backends.mysql_server import server_containers
+from lifelong_gym.envs.db.backends import make_backend
+from lifelong_gym.envs.db.backends.mysql import server as mysql_server
+from lifelong_gym.envs.db.backends.mysql.backend import parse_url
+from lifelong_gym.envs.db.backends.mysql.server import server_containers
 from lifelong_gym.errors import BackendError
 
 from .db_fixtures import solve, task_file

@@ -20,7 +20,7 @@ import lifelong_gym  # noqa: F401  (registers the ids)
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.envs.kg import LifelongKGEnv, load_kg_tasks
 from lifelong_gym.envs.kg.backends import OxigraphBackend
-from lifelong_gym.envs.kg.local import WORK, Evaluation, Exhausted, Known, Overrun
+from lifelong_gym.envs.kg.backends.local import WORK, Evaluation, Exhausted, Known, Overrun
 from lifelong_gym.envs.kg.sexpr import (
     ACTIONS,
     SExpr,

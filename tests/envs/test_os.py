@@ -18,12 +18,13 @@ import lifelong_gym  # noqa: F401 (registers the ids)
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.docker_engine import docker_client
 from lifelong_gym.envs.os.actions import EMPTY_OUTPUT, OUTPUT_PREFIX
-from lifelong_gym.envs.os.docker_sandbox import LABEL
+from lifelong_gym.envs.os.backends.docker import LABEL
+from lifelong_gym.envs.os.backends.oci.sandbox import OciPool, find_runtime
+from lifelong_gym.envs.os.backends.sandbox import CROWDED_SHARE, FULL_SHARE
+from lifelong_gym.envs.os.backends.shell import Mode
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE
-from lifelong_gym.envs.os.oci import OciPool, find_runtime
-from lifelong_gym.envs.os.sandbox import CROWDED_SHARE, FULL_SHARE
-from lifelong_gym.envs.os.shell import Mode
-from lifelong_gym.envs.os.tasks import SKILLS, load_os_tasks
+from lifelong_gym.envs.os.skills import SKILLS
+from lifelong_gym.envs.os.tasks import load_os_tasks
 from lifelong_gym.errors import SandboxError
 from lifelong_gym.session import SessionStatus
 from lifelong_gym.tasks import TaskFileError

@@ -22,8 +22,8 @@ from click.testing import CliRunner
 import lifelong_gym  # noqa: F401 (registers the ids)
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.cli import main
-from lifelong_gym.envs.os.harbor_export import task_folder_name
-from lifelong_gym.envs.os.harbor_tasks import load_harbor_tasks
+from lifelong_gym.envs.os.harbor.export import task_folder_name
+from lifelong_gym.envs.os.harbor.tasks import load_harbor_tasks
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 from lifelong_gym.envs.os.tasks import load_os_tasks
 from lifelong_gym.errors import EnvArgumentError, TaskFileError

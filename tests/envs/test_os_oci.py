@@ -18,11 +18,11 @@ import gymnasium as gym
 import pytest
 
 import lifelong_gym  # noqa: F401 (registers the ids)
-from lifelong_gym.envs.os.oci import OciPool
-from lifelong_gym.envs.os.oci_host import find_runtime
-from lifelong_gym.envs.os.oci_state import STATE_ROOT, cgroup_folders, mounts_under
-from lifelong_gym.envs.os.sandbox import Limits
-from lifelong_gym.envs.os.shell import Mode
+from lifelong_gym.envs.os.backends.oci.host import find_runtime
+from lifelong_gym.envs.os.backends.oci.sandbox import OciPool
+from lifelong_gym.envs.os.backends.oci.state import STATE_ROOT, cgroup_folders, mounts_under
+from lifelong_gym.envs.os.backends.sandbox import Limits
+from lifelong_gym.envs.os.backends.shell import Mode
 from lifelong_gym.errors import EnvArgumentError, SandboxError
 
 from .test_os import crashed_run

@@ -6,8 +6,8 @@ import pytest
 
 from lifelong_gym.actions import InvalidReply
 from lifelong_gym.envs.os.actions import parse_action
+from lifelong_gym.envs.os.backends.shell import _Capture, ansi_c_quote
 from lifelong_gym.envs.os.judge import compare_answer
-from lifelong_gym.envs.os.shell import _Capture, ansi_c_quote
 from lifelong_gym.envs.os.tasks import convert_record, from_agentbench, from_benchmark
 from lifelong_gym.session import ChatMessage, Role
 

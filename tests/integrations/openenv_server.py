@@ -76,7 +76,7 @@ def task_databases(mysql_url: str, pid: int) -> list[str]:
     """The databases and accounts that the server process `pid` holds on the MySQL server."""
     import pymysql
 
-    from lifelong_gym.envs.db.backends.mysql import PREFIX, parse_url
+    from lifelong_gym.envs.db.backends.mysql.backend import PREFIX, parse_url
 
     connection = pymysql.connect(**parse_url(mysql_url))
     try:

@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from lifelong_gym.cli import main
-from lifelong_gym.envs.os.harbor_export import task_folder_name
+from lifelong_gym.envs.os.harbor.export import task_folder_name
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 from lifelong_gym.envs.os.tasks import load_os_tasks
 

@@ -200,7 +200,7 @@ def test_oracle_episodes_score_1_on_the_embedded_kg():
 def test_os_oracle_episodes_score_1_and_a_vanished_client_leaves_no_container(
     os_image, docker_engine
 ):
-    from lifelong_gym.envs.os.docker_sandbox import LABEL_PID
+    from lifelong_gym.envs.os.backends.docker import LABEL_PID
 
     with served("LifelongOS-v0", "--session-idle-timeout", "2") as server:
 

@@ -129,7 +129,7 @@ def test_http_serves_health_schema_and_a_stateless_reset(db_server):
 
 
 def test_a_disconnected_os_session_leaves_no_container(os_image, docker_engine):
-    from lifelong_gym.envs.os.docker_sandbox import LABEL_PID
+    from lifelong_gym.envs.os.backends.docker import LABEL_PID
 
     with served("LifelongOS-v0") as (process, url):
 

@@ -20,7 +20,7 @@ import pytest
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.envs.db.actions import answer_reply, operation_reply
 from lifelong_gym.envs.db.backends import make_backend
-from lifelong_gym.envs.db.backends.mysql import parse_url, quote
+from lifelong_gym.envs.db.backends.mysql.backend import parse_url, quote
 from lifelong_gym.envs.db.tasks import ColumnInfo, TableInfo
 
 from ..envs.db_fixtures import solve, task_file
@@ -53,7 +53,9 @@ def root(mysql_url):
 @pytest.fixture
 def unguarded(monkeypatch):
     """Switch the statement guard off: the layers below it must hold alone."""
-    monkeypatch.setattr("lifelong_gym.envs.db.backends.mysql.refusal", lambda sql, **_: None)
+    monkeypatch.setattr(
+        "lifelong_gym.envs.db.backends.mysql.backend.refusal", lambda sql, **_: None
+    )
 
 
 def make_env(url, tasks, **options):
@@ -290,7 +292,7 @@ import os, signal, sys, threading, time
 import gymnasium as gym
 import lifelong_gym
 from lifelong_gym.envs.db.actions import operation_reply
-import lifelong_gym.envs.db.backends.mysql as mysql
+import lifelong_gym.envs.db.backends.mysql.backend as mysql
 mysql.refusal = lambda sql, **_: None  # as if the guard had missed everything
 def make():
     env = gym.make("LifelongDB-v0", tasks={tasks!r}, backend="mysql", url={url!r},
@@ -371,7 +373,9 @@ def test_a_changed_password_does_not_lock_the_env_out(env, root, unguarded):
 @pytest.mark.parametrize("guarded", [True, False], ids=["guarded", "unguarded"])
 def test_a_utf16_result_charset_is_an_observation(env, root, monkeypatch, guarded):
     if not guarded:
-        monkeypatch.setattr("lifelong_gym.envs.db.backends.mysql.refusal", lambda sql, **_: None)
+        monkeypatch.setattr(
+            "lifelong_gym.envs.db.backends.mysql.backend.refusal", lambda sql, **_: None
+        )
     env.reset(options={"task_index": 10})
     run_sql(env, "SET character_set_results = 'utf16'")
     obs = run_sql(env, "SELECT 'café'")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from lifelong_gym.envs.db.backends.mysql_server import acquire_server
+from lifelong_gym.envs.db.backends.mysql.server import acquire_server
 
 from .test_db_mysql import *  # noqa: F403 - the suite's tests and fixtures, collected here
 

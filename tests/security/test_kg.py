@@ -12,7 +12,7 @@ import pytest
 
 from lifelong_gym.envs.kg import LifelongKGEnv
 from lifelong_gym.envs.kg.backends import NS, SHIPPED_GRAPH
-from lifelong_gym.envs.kg.store_process import StoreProcess, StoreStopped
+from lifelong_gym.envs.kg.backends.store_process import StoreProcess, StoreStopped
 
 from ..envs.kg_fixtures import SIDE, dense_env
 
@@ -79,7 +79,7 @@ def test_the_store_process_dies_with_its_parent() -> None:
 
     script = (
         "import os, sys, time\n"
-        "from lifelong_gym.envs.kg.store_process import StoreProcess\n"
+        "from lifelong_gym.envs.kg.backends.store_process import StoreProcess\n"
         "from lifelong_gym.envs.kg.backends import NS, SHIPPED_GRAPH\n"
         "store = StoreProcess(SHIPPED_GRAPH, 'N_TRIPLES', NS, 0)\n"
         "store.select('SELECT ?x WHERE { ?x ?p ?o } LIMIT 1', 60)\n"

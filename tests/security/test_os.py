@@ -12,10 +12,10 @@ import pytest
 
 from lifelong_gym.docker_engine import docker_client
 from lifelong_gym.envs.os import LifelongOSEnv
-from lifelong_gym.envs.os.docker_sandbox import LABEL
+from lifelong_gym.envs.os.backends.docker import LABEL
+from lifelong_gym.envs.os.backends.oci.sandbox import OciPool, find_runtime
+from lifelong_gym.envs.os.backends.shell import Mode
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE
-from lifelong_gym.envs.os.oci import OciPool, find_runtime
-from lifelong_gym.envs.os.shell import Mode
 from lifelong_gym.envs.os.tasks import AnswerCheck, Checker, OSTask, ScriptItem
 from lifelong_gym.tasks import TaskSet
 

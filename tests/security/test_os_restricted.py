@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from lifelong_gym.envs.os.shell import Mode
+from lifelong_gym.envs.os.backends.shell import Mode
 from tests.security.test_os import FILE, PYTHON, hostile_env, play, solution
 
 ALLOWED, DISALLOWED = "touch /tmp/ran", "truncate -s0 /tmp/ran"

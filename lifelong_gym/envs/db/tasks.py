@@ -7,14 +7,16 @@ import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from lifelong_gym.session import ChatMessage, Role
+from lifelong_gym.skill_tables import SkillTaxonomy
 from lifelong_gym.tasks import Task, TaskSet, load_task_set
 
 from .actions import Answer, Operation
+from .skills import TAXONOMY
 
 WRITE_TYPES = {"INSERT", "UPDATE", "DELETE"}
 
@@ -70,6 +72,8 @@ class AnswerInfo(BaseModel):
 
 class DBTask(Task):
     """A database task: an instruction over one table, with its ground truth."""
+
+    taxonomy: ClassVar[SkillTaxonomy] = TAXONOMY
 
     instruction: str
     table_info: TableInfo

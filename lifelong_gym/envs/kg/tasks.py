@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from lifelong_gym.envs.kg.actions import FinalAnswer
 from lifelong_gym.envs.kg.sexpr import (
@@ -14,12 +14,16 @@ from lifelong_gym.envs.kg.sexpr import (
     parse_action,
     sexpr_to_actions,
 )
+from lifelong_gym.envs.kg.skills import TAXONOMY
 from lifelong_gym.session import ChatMessage, Role
+from lifelong_gym.skill_tables import SkillTaxonomy
 from lifelong_gym.tasks import Task
 
 
 class KGTask(Task):
     """A question about given entities, its logical form, reference actions and answers."""
+
+    taxonomy: ClassVar[SkillTaxonomy] = TAXONOMY
 
     question: str
     entity_dict: dict[str, str]

@@ -21,13 +21,13 @@ from lifelong_gym.envs.os.actions import (
     from_tool_call,
     parse_action,
 )
-from lifelong_gym.envs.os.docker_sandbox import ContainerPool
-from lifelong_gym.envs.os.harbor_tasks import load_harbor_tasks
+from lifelong_gym.envs.os.backends.docker import ContainerPool
+from lifelong_gym.envs.os.backends.sandbox import Limits, Sandbox, SandboxPool
+from lifelong_gym.envs.os.backends.shell import CommandResult, Mode
+from lifelong_gym.envs.os.harbor.tasks import load_harbor_tasks
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 from lifelong_gym.envs.os.judge import judge, prepare
 from lifelong_gym.envs.os.prompt import opening_prompt
-from lifelong_gym.envs.os.sandbox import Limits, Sandbox, SandboxPool
-from lifelong_gym.envs.os.shell import CommandResult, Mode
 from lifelong_gym.envs.os.tasks import OSTask, load_os_tasks
 from lifelong_gym.errors import EnvArgumentError
 from lifelong_gym.session import EvaluationOutcome, OpeningPrompt, Session
@@ -178,7 +178,7 @@ class LifelongOSEnv(LifelongEnv[OSTask]):
         self.restrict_commands = restrict_commands
         limits = Limits(network=network, restrict_commands=restrict_commands)
         if sandbox == "oci":
-            from lifelong_gym.envs.os.oci import OciPool
+            from lifelong_gym.envs.os.backends.oci.sandbox import OciPool
 
             self.pool: SandboxPool = OciPool(
                 rootfs, image=image, runtime=runtime, size=pool_size, limits=limits

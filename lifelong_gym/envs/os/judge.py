@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from lifelong_gym.envs.os.sandbox import Sandbox
-from lifelong_gym.envs.os.shell import CommandResult, Mode
+from lifelong_gym.envs.os.backends.sandbox import Sandbox
+from lifelong_gym.envs.os.backends.shell import CommandResult, Mode
 from lifelong_gym.envs.os.tasks import OSTask, ScriptItem
 
 SETUP_TIMEOUT = 60.0

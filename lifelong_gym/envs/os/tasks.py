@@ -5,19 +5,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from lifelong_gym.envs.os.actions import Action, observation_output
+from lifelong_gym.envs.os.skills import TAXONOMY
 from lifelong_gym.session import ChatMessage, Role
+from lifelong_gym.skill_tables import SkillTaxonomy
 from lifelong_gym.tasks import Task, TaskSet, load_task_set
 
-SKILLS = (
-    "addgroup", "awk", "cat", "cd", "chage", "chgrp", "chmod", "chown", "chsh", "cp",
-    "echo", "exit", "find", "gpasswd", "grep", "groupadd", "ln", "ls", "mkdir", "mv",
-    "rm", "sed", "sleep", "tee", "touch", "useradd", "usermod", "vi", "wc",
-)  # fmt: skip
 CHECKER_KINDS = ("integer-match", "string-match", "size-match", "containing", "in")
 Language = Literal["bash", "python"]
 _SWITCHES_USER = re.compile(r"(^|[;&|]\s*)su(\s+-)?(\s+\w+)?\s*$|\bsu\s+-", re.MULTILINE)
@@ -64,6 +61,8 @@ class OSTask(Task):
     Benchmark tasks succeed when `evaluation` exits 0; AgentBench tasks carry an
     `answer_check` instead. `ground_truth` is the reference solution the oracle replays.
     """
+
+    taxonomy: ClassVar[SkillTaxonomy] = TAXONOMY
 
     instruction: str
     initialization: ScriptItem | None = None

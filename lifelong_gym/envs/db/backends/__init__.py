@@ -22,10 +22,10 @@ def make_backend(backend: str, url: str | None = None, **limits: Any) -> Databas
         return SqliteBackend(**limits)
     if backend == "mysql":
         if not url:
-            from .mysql_started import StartedMysqlBackend
+            from .mysql.started import StartedMysqlBackend
 
             return StartedMysqlBackend(**limits)
-        from .mysql import MysqlBackend
+        from .mysql.backend import MysqlBackend
 
         return MysqlBackend(url, **limits)
     raise EnvArgumentError(f"backend={backend!r} is unknown; choose one of {', '.join(BACKENDS)}")

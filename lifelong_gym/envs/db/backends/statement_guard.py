@@ -17,7 +17,7 @@ import re
 
 from lifelong_gym.actions import not_text
 
-from .mysql_errors import SYNTAX_ERROR, syntax_error
+from .error_replies import SYNTAX_ERROR, syntax_error
 
 # the first word of a statement the tasks may need
 ALLOWED_FIRST_WORDS = frozenset(

@@ -13,12 +13,12 @@ from lifelong_gym.generation import progress_bar
 from lifelong_gym.splits import text_key
 
 from ..backends import DatabaseBackend, SqliteBackend
+from ..skills import SKILLS, skills_of
 from ..tasks import DBTask
 from .context import Built, Context
 from .domains import DOMAINS, TableMaker
 from .grouped import grouped
 from .queries import aggregate, listing
-from .skills import SKILLS, skills_of
 from .truth import agrees, execute_truth
 from .writes import delete, insert, update
 

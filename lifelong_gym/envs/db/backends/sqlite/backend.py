@@ -15,7 +15,7 @@ from sqlglot.errors import ParseError, SqlglotError
 
 from ...tasks import TableInfo
 from ..base import DatabaseBackend, StatementResult, UnreadableTable, overrun_message
-from ..mysql_errors import missing_table
+from ..error_replies import missing_table
 from ..statement_guard import refusal
 from .catalog import DATABASE, Catalog, quote
 from .duplicate_keys import duplicate_reply

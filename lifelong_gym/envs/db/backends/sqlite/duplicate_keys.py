@@ -16,7 +16,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from ..mysql_errors import duplicate_entry
+from ..error_replies import duplicate_entry
 from .catalog import Schema, quote
 from .hash import text_renderer
 from .mysql_functions import compare_text

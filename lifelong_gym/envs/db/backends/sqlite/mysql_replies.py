@@ -1,4 +1,4 @@
-"""SQLite's and sqlglot's errors, answered in MySQL's words (`../mysql_errors.py`).
+"""SQLite's and sqlglot's errors, answered in MySQL's words (`../error_replies.py`).
 
 SQLite names what went wrong (`no such column: nme`) but not where MySQL would say it was
 (`Unknown column 'nme' in 'WHERE'`); the clause, an INSERT's row, a syntax error's place
@@ -16,7 +16,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, SqlglotError
 
-from ..mysql_errors import (
+from ..error_replies import (
     ambiguous_column,
     column_count,
     missing_table,

@@ -13,7 +13,7 @@ import re
 import sqlite3
 from typing import Any
 
-from ..mysql_errors import missing_table
+from ..error_replies import missing_table
 from .catalog import DATABASE, SCHEMA, Catalog
 from .mysql_types import key_of, mariadb_type, nullable
 

@@ -17,7 +17,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from ..mysql_errors import VALUE_CHARACTERS, cut, division_by_zero, mysql_error
+from ..error_replies import VALUE_CHARACTERS, cut, division_by_zero, mysql_error
 
 STORED_VALUE = "STORED_VALUE"
 _NUMBER_TEXT = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?\s*", re.I)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from ..mysql_errors import mysql_error, unknown_column
+from ..error_replies import mysql_error, unknown_column
 
 
 class NotServed(SqlglotError):
@@ -21,7 +21,7 @@ class NotServed(SqlglotError):
 
 
 class Refused(SqlglotError):
-    """A statement MySQL itself refuses (the message is MySQL's reply, `../mysql_errors.py`)."""
+    """A statement MySQL itself refuses (the message is MySQL's reply, `../error_replies.py`)."""
 
 
 # the words of the constructs spelled out here (CUBE, to be refused in MySQL's words)

@@ -9,7 +9,7 @@
 - a call of a function MariaDB does not have that sqlglot or SQLite know (`LEN`,
   `STRFTIME`, `IIF`, ...): SQLite's own functions stay callable for the translation.
 
-Each is refused with MySQL's reply (`../mysql_errors.py`).
+Each is refused with MySQL's reply (`../error_replies.py`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from sqlglot import exp
 from sqlglot.dialects.mysql import MySQL
 from sqlglot.tokens import Token, TokenType
 
-from ..mysql_errors import missing_table, syntax_error, unknown_function
+from ..error_replies import missing_table, syntax_error, unknown_function
 from .catalog import DATABASE
 from .translate_expand import Refused
 

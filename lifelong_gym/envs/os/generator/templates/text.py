@@ -5,7 +5,15 @@ from __future__ import annotations
 import random
 from shlex import quote
 
-from lifelong_gym.envs.os.templates import PROJECTS, WORDS, Draft, _lines, _same, _write, template
+from lifelong_gym.envs.os.generator.templates import (
+    PROJECTS,
+    WORDS,
+    Draft,
+    _lines,
+    _same,
+    _write,
+    template,
+)
 
 LEVELS = ("INFO", "WARN", "ERROR", "DEBUG")
 

@@ -21,18 +21,18 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from lifelong_gym.envs.kg import phrases
 from lifelong_gym.envs.kg.backends import OxigraphBackend, graph_files
-from lifelong_gym.envs.kg.graph_binding import content_sha256, keep_graph_in_use
-from lifelong_gym.envs.kg.sexpr import SExpr, dump_sexpr, parse_action, sexpr_to_actions
-from lifelong_gym.envs.kg.sparql import count_query, entities_query
-from lifelong_gym.envs.kg.synthetic_graph import (
+from lifelong_gym.envs.kg.generator import phrases
+from lifelong_gym.envs.kg.generator.synthetic_graph import (
     RELATIONS,
     Graph,
     build_graph,
     ntriples,
     write_ntriples,
 )
+from lifelong_gym.envs.kg.graph_binding import content_sha256, keep_graph_in_use
+from lifelong_gym.envs.kg.sexpr import SExpr, dump_sexpr, parse_action, sexpr_to_actions
+from lifelong_gym.envs.kg.sparql import count_query, entities_query
 from lifelong_gym.errors import ConfigError
 from lifelong_gym.generation import (
     DEFAULT_NAME,

@@ -9,11 +9,11 @@ from typing import Any
 
 from lifelong_gym.docker_engine import docker_client
 
-from ..image import DEFAULT_IMAGE
-from ..tasks import TableInfo
-from .base import BackendError, DatabaseBackend, StatementResult
-from .mysql import MysqlBackend
-from .mysql_server import ServerLease, acquire_server, check_image
+from ...image import DEFAULT_IMAGE
+from ...tasks import TableInfo
+from ..base import BackendError, DatabaseBackend, StatementResult
+from .backend import MysqlBackend
+from .server import ServerLease, acquire_server, check_image
 
 logger = logging.getLogger(__name__)
 _LIVE: weakref.WeakSet[StartedMysqlBackend] = weakref.WeakSet()

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lifelong_gym.envs.os.oci_state import STATE_ROOT
-from lifelong_gym.envs.os.toolset import BUILD_TIMEOUT, build_argv
+from lifelong_gym.envs.os.backends.oci.state import STATE_ROOT
+from lifelong_gym.envs.os.backends.toolset import BUILD_TIMEOUT, build_argv
 from lifelong_gym.errors import SandboxError
 
 CACHE = STATE_ROOT / "cache"

@@ -22,16 +22,17 @@ from typing import Any
 from lifelong_gym.processes import process_alive
 from lifelong_gym.reconnect import RECONNECT_TIMEOUT, wait_for_server
 
-from ..table_hash import GROUP_CONCAT_MAX_LEN, table_hash_sql
-from ..tasks import TableInfo
-from .base import (
+from ...table_hash import GROUP_CONCAT_MAX_LEN, table_hash_sql
+from ...tasks import TableInfo
+from ..base import (
     BackendError,
     DatabaseBackend,
     StatementResult,
     UnreadableTable,
     overrun_message,
 )
-from .mysql_cleanup import (
+from ..statement_guard import refusal
+from .cleanup import (
     Watchdog,
     connection_lost,
     drop_databases,
@@ -42,8 +43,7 @@ from .mysql_cleanup import (
     quote,
     run,
 )
-from .mysql_url import parse_url
-from .statement_guard import refusal
+from .url import parse_url
 
 logger = logging.getLogger(__name__)
 

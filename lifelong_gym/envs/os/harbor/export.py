@@ -23,7 +23,9 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from lifelong_gym.envs.os.harbor_tasks import (
+from lifelong_gym.envs.os.backends.oci.sandbox import memory_bytes
+from lifelong_gym.envs.os.backends.sandbox import Limits
+from lifelong_gym.envs.os.harbor.tasks import (
     DOCKERFILE,
     INSTRUCTION_FILE,
     REWARD_FILE,
@@ -34,8 +36,6 @@ from lifelong_gym.envs.os.harbor_tasks import (
 )
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 from lifelong_gym.envs.os.judge import SETUP_TIMEOUT
-from lifelong_gym.envs.os.oci import memory_bytes
-from lifelong_gym.envs.os.sandbox import Limits
 from lifelong_gym.envs.os.tasks import OSTask, load_os_tasks, solution_bash
 from lifelong_gym.errors import ConfigError
 from lifelong_gym.tasks import SkippedRecord

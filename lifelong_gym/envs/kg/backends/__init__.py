@@ -12,23 +12,24 @@ from typing import Any
 from urllib.parse import urlparse
 
 from lifelong_gym.envs.kg import sparql
-from lifelong_gym.envs.kg.local import Evaluation, Exhausted, Known, Overrun
-from lifelong_gym.envs.kg.sexpr import SExpr
-from lifelong_gym.envs.kg.sparql import NS, short_name
-from lifelong_gym.envs.kg.store_process import (
+from lifelong_gym.envs.kg.backends.local import Evaluation, Exhausted, Known, Overrun
+from lifelong_gym.envs.kg.backends.store_process import (
     QueryRejected,
     StoreProcess,
     StoreStopped,
     graph_format,
     load_store,
 )
+from lifelong_gym.envs.kg.sexpr import SExpr
+from lifelong_gym.envs.kg.sparql import NS, short_name
 from lifelong_gym.errors import BackendError, EnvArgumentError, QueryRefused, QueryTimeout
 from lifelong_gym.reconnect import wait_for_server
+from lifelong_gym.tasks import DATA_DIR
 
 logger = logging.getLogger(__name__)
 
 SHARED_GRAPH = "graph.nt.gz"  # the graph the default set and a seed's splits share
-SHIPPED_GRAPH = Path(__file__).resolve().parents[2] / "data" / "kg" / SHARED_GRAPH
+SHIPPED_GRAPH = DATA_DIR / "kg" / SHARED_GRAPH
 QUERY_MEMORY = 1 << 30  # bytes a guarded query may use beyond the loaded graph
 PROBE = "SELECT ?s WHERE { ?s ?p ?o } LIMIT 1"  # whether an endpoint answers
 

@@ -7,7 +7,7 @@ import datetime
 import random
 from shlex import quote
 
-from lifelong_gym.envs.os.templates import (
+from lifelong_gym.envs.os.generator.templates import (
     GROUPS,
     PROJECTS,
     SHELLS,

@@ -15,9 +15,15 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from lifelong_gym.docker_engine import docker_client, wait_for_engine
-from lifelong_gym.envs.os.sandbox import KEEPER_ARGV, Limits, Sandbox, SandboxPool, start_shells
-from lifelong_gym.envs.os.shell import Channel, DockerChannel
-from lifelong_gym.envs.os.toolset import TOOLSET_ROOT, agent_programs, ensure_toolset
+from lifelong_gym.envs.os.backends.sandbox import (
+    KEEPER_ARGV,
+    Limits,
+    Sandbox,
+    SandboxPool,
+    start_shells,
+)
+from lifelong_gym.envs.os.backends.shell import Channel, DockerChannel
+from lifelong_gym.envs.os.backends.toolset import TOOLSET_ROOT, agent_programs, ensure_toolset
 from lifelong_gym.errors import SandboxError
 from lifelong_gym.processes import process_alive
 

@@ -33,8 +33,8 @@ from typing import Any
 from lifelong_gym.docker_engine import docker_client
 from lifelong_gym.processes import process_alive
 
-from ..image import DEFAULT_IMAGE, PASSWORD_VARIABLE
-from .base import BackendError
+from ...image import DEFAULT_IMAGE, PASSWORD_VARIABLE
+from ..base import BackendError
 
 logger = logging.getLogger(__name__)
 
@@ -168,7 +168,7 @@ def _server_url(container: Any) -> str:
 def _wait_until_ready(container: Any, url: str) -> None:
     import pymysql
 
-    from .mysql import parse_url
+    from .backend import parse_url
 
     arguments = parse_url(url)
     deadline = time.monotonic() + READY_TIMEOUT

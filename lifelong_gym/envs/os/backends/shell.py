@@ -24,7 +24,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
-from lifelong_gym.envs.os.toolset import (
+from lifelong_gym.envs.os.backends.toolset import (
     EMPTY_FILE,
     JUDGE_ENVIRONMENT,
     TRUSTED_BASH,

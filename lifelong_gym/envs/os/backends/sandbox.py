@@ -21,8 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from lifelong_gym.envs.os.reaper import FUNCTIONS, kill_command, parse_pids
-from lifelong_gym.envs.os.shell import (
+from lifelong_gym.envs.os.backends.reaper import FUNCTIONS, kill_command, parse_pids
+from lifelong_gym.envs.os.backends.shell import (
     AGENT_SHELL_ARGV,
     RESTRICTED_SHELL_ARGV,
     SHELL_ARGV,
@@ -32,7 +32,7 @@ from lifelong_gym.envs.os.shell import (
     Mode,
     ShellSession,
 )
-from lifelong_gym.envs.os.toolset import (
+from lifelong_gym.envs.os.backends.toolset import (
     TOOLSET_ROOT,
     TRUSTED_BASH,
 )

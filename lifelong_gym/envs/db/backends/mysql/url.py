@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
-from .base import BackendError
+from ..base import BackendError
 
 
 def parse_url(url: str) -> dict[str, Any]:

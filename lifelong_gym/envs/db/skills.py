@@ -1,9 +1,12 @@
-"""The 22 database skills, and tagging a statement with the skills its SQL uses."""
+"""The DB environment's skill taxonomy (22 skills, their groups and prerequisites), and tagging
+a statement with the skills its SQL uses."""
 
 from __future__ import annotations
 
 import sqlglot
 from sqlglot import exp
+
+from lifelong_gym.skill_tables import SkillTaxonomy
 
 SKILLS: tuple[str, ...] = (
     "select",
@@ -29,6 +32,45 @@ SKILLS: tuple[str, ...] = (
     "subquery_multiple",
     "subquery_nested",
 )
+
+#: The clause families in the order a query grows (where, order by, limit, grouping,
+#: having, subqueries), and writes last: a write is another kind of task (its answer is the
+#: table it leaves), so an UPDATE with a WHERE is a write, not a where task. Prerequisites
+#: chain one condition, several, nested; one subquery, several, nested; one sort column,
+#: several, in two directions; HAVING builds on grouping by one column (a HAVING needs a
+#: GROUP BY, not one over several columns).
+TAXONOMY = SkillTaxonomy(
+    skills=SKILLS,
+    groups=(
+        ("select", ("select", "column_alias", "table_alias")),
+        ("where", ("where_single_condition", "where_multiple_conditions",
+                   "where_nested_conditions")),
+        ("order_by", ("order_by_single_column", "order_by_multiple_columns_same_direction",
+                      "order_by_multiple_columns_different_directions")),
+        ("limit", ("limit_only", "limit_and_offset")),
+        ("group_by", ("group_by_single_column", "group_by_multiple_columns")),
+        ("having", ("having_single_condition_with_aggregate",
+                    "having_multiple_conditions_with_aggregate", "having_aggregate_calculation")),
+        ("subquery", ("subquery_single", "subquery_multiple", "subquery_nested")),
+        ("write", ("insert", "update", "delete")),
+    ),
+    prerequisites={
+        "where_multiple_conditions": ("where_single_condition",),
+        "where_nested_conditions": ("where_multiple_conditions",),
+        "order_by_multiple_columns_same_direction": ("order_by_single_column",),
+        "order_by_multiple_columns_different_directions": (
+            "order_by_multiple_columns_same_direction",
+        ),
+        "limit_and_offset": ("limit_only",),
+        "group_by_multiple_columns": ("group_by_single_column",),
+        "having_single_condition_with_aggregate": ("group_by_single_column",),
+        "having_multiple_conditions_with_aggregate": ("having_single_condition_with_aggregate",),
+        "having_aggregate_calculation": ("having_single_condition_with_aggregate",),
+        "subquery_single": ("where_single_condition",),
+        "subquery_multiple": ("subquery_single",),
+        "subquery_nested": ("subquery_multiple",),
+    },
+)  # fmt: skip
 
 _STATEMENTS = {
     exp.Select: "select",

@@ -14,13 +14,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 import click
 
-from lifelong_gym.envs.os import templates_text, templates_users  # noqa: F401 (registers)
-from lifelong_gym.envs.os.docker_sandbox import ContainerPool
+from lifelong_gym.envs.os.backends.docker import ContainerPool
+from lifelong_gym.envs.os.backends.shell import Mode
+
+# `text` and `users` add their templates to TEMPLATES when imported
+from lifelong_gym.envs.os.generator.templates import TEMPLATES, text, users  # noqa: F401
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 from lifelong_gym.envs.os.judge import judge, prepare
-from lifelong_gym.envs.os.shell import Mode
-from lifelong_gym.envs.os.tasks import SKILLS, OSTask, ScriptItem
-from lifelong_gym.envs.os.templates import TEMPLATES
+from lifelong_gym.envs.os.skills import SKILLS
+from lifelong_gym.envs.os.tasks import OSTask, ScriptItem
 from lifelong_gym.generation import (
     GeneratorOptions,
     coverage_line,

@@ -7,7 +7,7 @@ bundle's `linux.resources` (memory without swap, processes, CPU) and rlimits (fi
 PID 1 starts both shells of a sandbox on pipes given to the runtime (later shells are
 `RUNTIME exec` processes); the pipes carry the same protocol as Docker's exec sockets.
 The runtime starts a container in tens of milliseconds, where the engine takes hundreds.
-The host's state of a run is kept and swept by `oci_state`.
+The host's state of a run is kept and swept by `state`.
 """
 
 from __future__ import annotations
@@ -24,10 +24,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lifelong_gym.envs.os.image import DEFAULT_IMAGE, IMAGE_CHANGES
-from lifelong_gym.envs.os.oci_host import check_host, find_runtime
-from lifelong_gym.envs.os.oci_rootfs import ensure_dir_toolset, resolve_rootfs
-from lifelong_gym.envs.os.oci_state import (
+from lifelong_gym.envs.os.backends.oci.host import check_host, find_runtime
+from lifelong_gym.envs.os.backends.oci.rootfs import ensure_dir_toolset, resolve_rootfs
+from lifelong_gym.envs.os.backends.oci.state import (
     CGROUP_PARENT,
     STATE_ROOT,
     claim_run,
@@ -38,15 +37,22 @@ from lifelong_gym.envs.os.oci_state import (
     sweep_dead_runs,
     unmount,
 )
-from lifelong_gym.envs.os.sandbox import KEEPER_ARGV, Limits, Sandbox, SandboxPool, start_shells
-from lifelong_gym.envs.os.shell import AGENT_SHELL_ARGV, SHELL_ARGV, Channel, PipeChannel
-from lifelong_gym.envs.os.toolset import (
+from lifelong_gym.envs.os.backends.sandbox import (
+    KEEPER_ARGV,
+    Limits,
+    Sandbox,
+    SandboxPool,
+    start_shells,
+)
+from lifelong_gym.envs.os.backends.shell import AGENT_SHELL_ARGV, SHELL_ARGV, Channel, PipeChannel
+from lifelong_gym.envs.os.backends.toolset import (
     AGENT_MANIFEST,
     EMPTY_FILE,
     JUDGE_ENVIRONMENT,
     TOOLSET_ROOT,
     TRUSTED_BASH,
 )
+from lifelong_gym.envs.os.image import DEFAULT_IMAGE, IMAGE_CHANGES
 from lifelong_gym.errors import EnvArgumentError, SandboxError
 
 logger = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ import pwd
 import shutil
 from pathlib import Path
 
-from lifelong_gym.envs.os.oci_state import CGROUP_ROOT
+from lifelong_gym.envs.os.backends.oci.state import CGROUP_ROOT
 from lifelong_gym.errors import EnvArgumentError, SandboxError
 
 RUNTIMES = ("crun", "runc")
