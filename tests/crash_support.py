@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from lifelong_gym.run import Callback
-from lifelong_gym.run.folder import read_sessions
+from lifelong_gym.results.folder import read_sessions
 from lifelong_gym.session import EvaluationOutcome
 
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from lifelong_gym.cli import main
 from lifelong_gym.errors import LifelongGymError
-from lifelong_gym.run.folder import RunDirectory
+from lifelong_gym.results.folder import RunDirectory
 from tests.command_line import assert_one_line_error, run_cli
 
 

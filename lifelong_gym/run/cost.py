@@ -27,7 +27,7 @@ from pydantic import BaseModel, ValidationError
 from lifelong_gym.agents.models import Usage
 from lifelong_gym.errors import RunConfigError, RunDirectoryError
 from lifelong_gym.methods.budget import model_of, token_counter
-from lifelong_gym.run.folder import COSTS_FILE, append_whole
+from lifelong_gym.results.folder import COSTS_FILE, append_whole
 from lifelong_gym.session import Session
 
 MemoryUnit = Literal["tokens", "characters"]

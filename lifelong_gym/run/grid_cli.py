@@ -14,14 +14,14 @@ from typing import Any
 
 import click
 
-from lifelong_gym.run.compare import (
+from lifelong_gym.results.compare import (
     comparison_warnings,
     format_comparison,
     format_runs,
     plot_comparison,
 )
 from lifelong_gym.run.grid import load_grid, run_grid
-from lifelong_gym.run.grid_compare import (
+from lifelong_gym.results.grid_compare import (
     COMPARISON_PLOT,
     GridIndex,
     format_summary,

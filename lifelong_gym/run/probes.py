@@ -28,9 +28,9 @@ from lifelong_gym.agents import Agent
 from lifelong_gym.errors import RunConfigError, RunDirectoryError
 from lifelong_gym.run.callbacks import Callback, RunState
 from lifelong_gym.run.cost import CostMeter
-from lifelong_gym.run.folder import PROBES_FILE, REPAIR
+from lifelong_gym.results.folder import PROBES_FILE, REPAIR
 from lifelong_gym.run.lockstep import Lockstep
-from lifelong_gym.run.probe_measures import ProbeRecord
+from lifelong_gym.results.probe_measures import ProbeRecord
 from lifelong_gym.session import Session
 
 

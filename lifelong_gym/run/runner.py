@@ -39,10 +39,10 @@ from lifelong_gym.run.callback_errors import (
     write_traceback,
 )
 from lifelong_gym.run.callbacks import Callback, RunState, SessionControl, fire, state_keys
-from lifelong_gym.run.content import CONTENT, run_content
+from lifelong_gym.results.content import CONTENT, run_content
 from lifelong_gym.run.cost import CostLog, CostMeter, SessionCost
-from lifelong_gym.run.cost_summary import CostSummary, summarize_costs, write_cost_summary
-from lifelong_gym.run.folder import (
+from lifelong_gym.results.cost_summary import CostSummary, summarize_costs, write_cost_summary
+from lifelong_gym.results.folder import (
     METRICS_FILE,
     REPAIR,
     RunDirectory,
@@ -52,7 +52,7 @@ from lifelong_gym.run.folder import (
 from lifelong_gym.run.lockstep import Lockstep
 from lifelong_gym.run.probes import Probes
 from lifelong_gym.run.registry import check_needs
-from lifelong_gym.run.report import write_plots
+from lifelong_gym.results.report import write_plots
 from lifelong_gym.run.settings import RunSettings, release_01_arguments, settings_with
 from lifelong_gym.session import SETUP_FAILURE_STATUSES, Session
 from lifelong_gym.tasks import TaskSet

@@ -19,7 +19,7 @@ from lifelong_gym.errors import RunConfigError
 from lifelong_gym.metrics import DEFAULT_WINDOW
 from lifelong_gym.orders import OrderName
 from lifelong_gym.run.cost import Price, parse_price
-from lifelong_gym.run.folder import RunDirectory
+from lifelong_gym.results.folder import RunDirectory
 
 
 class RunSettings(BaseModel):

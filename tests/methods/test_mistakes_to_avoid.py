@@ -18,8 +18,8 @@ from lifelong_gym.agents import OracleAgent
 from lifelong_gym.cli import main
 from lifelong_gym.envs.db.prompt import INSTRUCTIONS
 from lifelong_gym.run import Runner
-from lifelong_gym.run.gain import paired_gain, twin_folder
-from lifelong_gym.run.run_record import load_run
+from lifelong_gym.results.gain import paired_gain, twin_folder
+from lifelong_gym.results.run_record import load_run
 
 TASKS = 6
 ROOT = Path(__file__).resolve().parents[2]

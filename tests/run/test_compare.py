@@ -15,7 +15,7 @@ from lifelong_gym.errors import RunConfigError
 from lifelong_gym.orders import task_order
 from lifelong_gym.run import ExperienceReplayCallback, Runner
 from lifelong_gym.run.config import load_run_config
-from lifelong_gym.run.folder import replicates_in
+from lifelong_gym.results.folder import replicates_in
 from lifelong_gym.tasks import DATA_DIR
 
 from ..arithmetic_env import PatternAgent, SumEnv

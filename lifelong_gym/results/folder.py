@@ -43,7 +43,7 @@ from pydantic import ValidationError
 
 from lifelong_gym.errors import RunDirectoryError
 from lifelong_gym.metrics import format_status_counts
-from lifelong_gym.run.content import comparable, refuse_changed_content
+from lifelong_gym.results.content import comparable, refuse_changed_content
 from lifelong_gym.session import Session
 
 STATE_CHANGED = "state_changed"

@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from lifelong_gym.run.cost import CallCost, MemoryUnit, Price, SessionCost, costs_of, plus_known
-from lifelong_gym.run.folder import COST_SUMMARY_FILE, write_json_atomic
+from lifelong_gym.results.folder import COST_SUMMARY_FILE, write_json_atomic
 from lifelong_gym.session import Session
 
 

@@ -1,0 +1,1 @@
+"""The results of a run: its folder's format and everything that reads it."""
