@@ -23,7 +23,7 @@ from lifelong_gym.results.compare import (
     plot_comparison,
 )
 from lifelong_gym.run.config import parse_env_args, read_config_file, run_config
-from lifelong_gym.run.cost import parse_price
+from lifelong_gym.results.costs import parse_price
 from lifelong_gym.results.cost_summary import format_cost, format_cost_table
 from lifelong_gym.results.folder import disk_space_of
 from lifelong_gym.results.gain import Gain, format_gain, format_paired_gains

@@ -10,7 +10,7 @@ from lifelong_gym.metrics import (
     describe_success,
     format_status_counts,
 )
-from lifelong_gym.run.cost import Price
+from lifelong_gym.results.costs import Price
 from lifelong_gym.results.cost_summary import write_cost_summary
 from lifelong_gym.results.folder import METRICS_FILE, write_json_atomic
 from lifelong_gym.results.gain import Gain, twin_and_gain

@@ -40,7 +40,8 @@ from lifelong_gym.run.callback_errors import (
 )
 from lifelong_gym.run.callbacks import Callback, RunState, SessionControl, fire, state_keys
 from lifelong_gym.results.content import CONTENT, run_content
-from lifelong_gym.run.cost import CostLog, CostMeter, SessionCost
+from lifelong_gym.results.costs import CostLog, SessionCost
+from lifelong_gym.run.cost import CostMeter
 from lifelong_gym.results.cost_summary import CostSummary, summarize_costs, write_cost_summary
 from lifelong_gym.results.folder import (
     METRICS_FILE,

@@ -15,7 +15,7 @@ from lifelong_gym.agents import LanguageModelAgent, ModelPool, OracleAgent, to_m
 from lifelong_gym.cli import main
 from lifelong_gym.errors import RunConfigError
 from lifelong_gym.run import ExperienceReplayCallback, Runner
-from lifelong_gym.run.cost import CostLog, parse_price, read_costs
+from lifelong_gym.results.costs import CostLog, parse_price, read_costs
 from lifelong_gym.results.cost_summary import format_cost
 from lifelong_gym.results.run_record import load_run
 

@@ -23,7 +23,7 @@ from lifelong_gym.run import Runner
 from lifelong_gym.results.folder import PROBES_FILE, SESSIONS_FILE
 from lifelong_gym.results.probe_display import format_probes, run_probes
 from lifelong_gym.results.probe_measures import probe_measures
-from lifelong_gym.run.probes import load_probes
+from lifelong_gym.results.probe_measures import load_probes
 from lifelong_gym.results.report import report_run
 from lifelong_gym.results.run_record import load_run
 from tests.command_line import invoke_run
