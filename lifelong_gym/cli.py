@@ -22,17 +22,17 @@ from lifelong_gym.results.compare import (
     load_compared_runs,
     plot_comparison,
 )
-from lifelong_gym.run.config import parse_env_args, read_config_file, run_config
-from lifelong_gym.results.costs import parse_price
 from lifelong_gym.results.cost_summary import format_cost, format_cost_table
+from lifelong_gym.results.costs import parse_price
 from lifelong_gym.results.folder import disk_space_of
 from lifelong_gym.results.gain import Gain, format_gain, format_paired_gains
-from lifelong_gym.run.grid import is_grid
-from lifelong_gym.run.grid_cli import compare_grid, run_grid_config
 from lifelong_gym.results.grid_compare import read_grid_index
 from lifelong_gym.results.html_compare import write_compare_page
 from lifelong_gym.results.probe_display import format_probes, run_probes
 from lifelong_gym.results.report import format_report, report_run
+from lifelong_gym.run.config import parse_env_args, read_config_file, run_config
+from lifelong_gym.run.grid import is_grid
+from lifelong_gym.run.grid_cli import compare_grid, run_grid_config
 from lifelong_gym.run.run_cli import raise_if_errored, run_resumable
 from lifelong_gym.run.sigterm import stop_on_sigterm
 

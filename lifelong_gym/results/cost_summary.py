@@ -11,7 +11,14 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from lifelong_gym.results.costs import CallCost, MemoryUnit, Price, SessionCost, costs_of, plus_known
+from lifelong_gym.results.costs import (
+    CallCost,
+    MemoryUnit,
+    Price,
+    SessionCost,
+    costs_of,
+    plus_known,
+)
 from lifelong_gym.results.folder import COST_SUMMARY_FILE, write_json_atomic
 from lifelong_gym.session import Session
 

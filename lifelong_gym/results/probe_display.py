@@ -7,8 +7,7 @@ from html import escape
 
 from lifelong_gym.results.folder import PROBES_FILE
 from lifelong_gym.results.gain import twin_folder
-from lifelong_gym.results.probe_measures import ProbeMeasures, probe_measures
-from lifelong_gym.results.probe_measures import load_probes
+from lifelong_gym.results.probe_measures import ProbeMeasures, load_probes, probe_measures
 from lifelong_gym.results.run_record import RunRecord
 
 MEASURES = (("forgetting", "forgetting"), ("BWT", "backward"), ("FWT", "forward"))

@@ -18,10 +18,10 @@ from lifelong_gym.errors import LifelongGymError, RunConfigError
 from lifelong_gym.orders import replicate_seeds
 from lifelong_gym.registration import checked_env_kwargs, with_absolute_paths
 from lifelong_gym.registration import make_env as make_checked_env
-from lifelong_gym.run import method_callbacks  # noqa: F401 - registers the methods' names
 from lifelong_gym.results.content import CONTENT, run_content
 from lifelong_gym.results.folder import RunDirectory, holds_run, replicate_folder
 from lifelong_gym.results.gain import twin_folder
+from lifelong_gym.run import method_callbacks  # noqa: F401 - registers the methods' names
 from lifelong_gym.run.plugins import load_plugins
 from lifelong_gym.run.probes import Probes
 from lifelong_gym.run.registry import check_needs, make_callback

@@ -20,7 +20,6 @@ from lifelong_gym.results.compare import (
     format_runs,
     plot_comparison,
 )
-from lifelong_gym.run.grid import load_grid, run_grid
 from lifelong_gym.results.grid_compare import (
     COMPARISON_PLOT,
     GridIndex,
@@ -28,6 +27,7 @@ from lifelong_gym.results.grid_compare import (
     load_grid_environments,
     write_grid_pages,
 )
+from lifelong_gym.run.grid import load_grid, run_grid
 from lifelong_gym.run.run_cli import PlayedRun, raise_if_errored, run_resumable
 from lifelong_gym.run.sigterm import StopRequest
 

@@ -25,11 +25,11 @@ import gymnasium as gym
 
 from lifelong_gym.agents import Agent
 from lifelong_gym.errors import RunConfigError, RunDirectoryError
+from lifelong_gym.results.folder import PROBES_FILE, REPAIR
+from lifelong_gym.results.probe_measures import ProbeRecord, read_probes
 from lifelong_gym.run.callbacks import Callback, RunState
 from lifelong_gym.run.cost import CostMeter
-from lifelong_gym.results.folder import PROBES_FILE, REPAIR
 from lifelong_gym.run.lockstep import Lockstep
-from lifelong_gym.results.probe_measures import ProbeRecord, read_probes
 from lifelong_gym.session import Session
 
 

@@ -17,12 +17,12 @@ import click
 
 from lifelong_gym.errors import RunAbortedError, RunErrorsError
 from lifelong_gym.metrics import LifelongMetrics, format_status_counts
-from lifelong_gym.run.config import RunConfig, build_runner
 from lifelong_gym.results.cost_summary import format_cost
 from lifelong_gym.results.gain import format_gain, paired_gain
 from lifelong_gym.results.probe_display import format_probes, run_probes
 from lifelong_gym.results.report import format_report
 from lifelong_gym.results.run_record import load_run
+from lifelong_gym.run.config import RunConfig, build_runner
 from lifelong_gym.run.runner import Runner
 from lifelong_gym.run.sigterm import EXIT_CODE as SIGTERM_EXIT_CODE
 from lifelong_gym.run.sigterm import StopRequest

@@ -32,17 +32,9 @@ from lifelong_gym.errors import RunAbortedError, RunConfigError
 from lifelong_gym.metrics import LifelongMetrics, compute_metrics
 from lifelong_gym.orders import task_order
 from lifelong_gym.registration import with_absolute_paths
-from lifelong_gym.run.callback_errors import (
-    RUN_LOG,
-    callback_hook,
-    callback_name,
-    write_traceback,
-)
-from lifelong_gym.run.callbacks import Callback, RunState, SessionControl, fire, state_keys
 from lifelong_gym.results.content import CONTENT, run_content
-from lifelong_gym.results.costs import CostLog, SessionCost
-from lifelong_gym.run.cost import CostMeter
 from lifelong_gym.results.cost_summary import CostSummary, summarize_costs, write_cost_summary
+from lifelong_gym.results.costs import CostLog, SessionCost
 from lifelong_gym.results.folder import (
     METRICS_FILE,
     REPAIR,
@@ -50,10 +42,18 @@ from lifelong_gym.results.folder import (
     RunDirectoryError,
     disk_space_of,
 )
+from lifelong_gym.results.report import write_plots
+from lifelong_gym.run.callback_errors import (
+    RUN_LOG,
+    callback_hook,
+    callback_name,
+    write_traceback,
+)
+from lifelong_gym.run.callbacks import Callback, RunState, SessionControl, fire, state_keys
+from lifelong_gym.run.cost import CostMeter
 from lifelong_gym.run.lockstep import Lockstep
 from lifelong_gym.run.probes import Probes
 from lifelong_gym.run.registry import check_needs
-from lifelong_gym.results.report import write_plots
 from lifelong_gym.run.settings import RunSettings, release_01_arguments, settings_with
 from lifelong_gym.session import SETUP_FAILURE_STATUSES, Session
 from lifelong_gym.tasks import TaskSet

@@ -17,9 +17,9 @@ from examples.mistakes_to_avoid import HEADING, MistakesToAvoid
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.cli import main
 from lifelong_gym.envs.db.prompt import INSTRUCTIONS
-from lifelong_gym.run import Runner
 from lifelong_gym.results.gain import paired_gain, twin_folder
 from lifelong_gym.results.run_record import load_run
+from lifelong_gym.run import Runner
 
 TASKS = 6
 ROOT = Path(__file__).resolve().parents[2]

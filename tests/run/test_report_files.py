@@ -11,7 +11,6 @@ from click.testing import CliRunner
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.cli import main
 from lifelong_gym.metrics import compute_metrics
-from lifelong_gym.run import Runner
 from lifelong_gym.results.folder import METRICS_FILE, SESSIONS_FILE, read_sessions
 from lifelong_gym.results.html_report import REPORT_FILE
 from lifelong_gym.results.plots import (
@@ -23,6 +22,7 @@ from lifelong_gym.results.plots import (
 )
 from lifelong_gym.results.report import report_run
 from lifelong_gym.results.run_record import RunIdentity
+from lifelong_gym.run import Runner
 
 from ..arithmetic_env import PatternAgent, SumEnv
 from ..methods.skill_recall import labelled_task_file

@@ -8,9 +8,9 @@ import warnings
 import pytest
 
 from lifelong_gym.errors import RunConfigError
-from lifelong_gym.run import Runner, RunSettings
 from lifelong_gym.results.costs import Price
 from lifelong_gym.results.folder import RunDirectory
+from lifelong_gym.run import Runner, RunSettings
 from tests.arithmetic_env import PatternAgent, SumEnv
 
 
