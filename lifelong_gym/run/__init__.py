@@ -14,7 +14,7 @@ from .method_callbacks import (
 )
 from .online_training import OnlineTrainingCallback
 from .registry import CALLBACKS, make_callback, register_callback
-from .run_cli import run_with_twin
+from .play import run_with_twin
 from .runner import Runner
 from .settings import RunSettings
 

@@ -32,8 +32,8 @@ from lifelong_gym.results.probe_display import format_probes, run_probes
 from lifelong_gym.results.report import format_report, report_run
 from lifelong_gym.run.config import parse_env_args, read_config_file, run_config
 from lifelong_gym.run.grid import is_grid
-from lifelong_gym.run.grid_cli import compare_grid, run_grid_config
-from lifelong_gym.run.run_cli import raise_if_errored, run_resumable
+from lifelong_gym.cli.grid import compare_grid, run_grid_config
+from lifelong_gym.run.play import raise_if_errored, run_resumable
 from lifelong_gym.run.sigterm import stop_on_sigterm
 
 
@@ -446,6 +446,3 @@ def model(source: str, folder: str, dtype: str) -> None:
     click.echo(f"loading {gguf} (a few minutes on a CPU) ...", err=True)
     click.echo(f"saved {save_model_folder(gguf, folder, dtype)}")
 
-
-if __name__ == "__main__":
-    main()

@@ -2,7 +2,7 @@
 printed, Ctrl-C or SIGTERM ending the command with a line that says how to resume, and
 sessions that errored ending it with a line that says how to play them again.
 
-The command line (`lifelong_gym/cli.py`) parses the flags and the config; `grid_cli.py`
+The command line (`lifelong_gym/cli/`) parses the flags and the config; `grid_cli.py`
 plays each cell of a grid with `run_resumable` too.
 """
 

@@ -28,7 +28,7 @@ from lifelong_gym.results.grid_compare import (
     write_grid_pages,
 )
 from lifelong_gym.run.grid import load_grid, run_grid
-from lifelong_gym.run.run_cli import PlayedRun, raise_if_errored, run_resumable
+from lifelong_gym.run.play import PlayedRun, raise_if_errored, run_resumable
 from lifelong_gym.run.sigterm import StopRequest
 
 
