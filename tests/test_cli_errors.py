@@ -262,7 +262,7 @@ def test_every_public_error_is_a_lifelong_gym_error():
 
 
 # Every public error class of 0.1.0 (before errors.py), by the module that defined it; the
-# run layer's four moved with their modules into lifelong_gym/run/ (issue 10 moved them).
+# run layer's four moved with their modules into lifelong_gym/run/ and results/.
 ERRORS_BEFORE = {
     "agents.base": ["AgentError", "AgentContextLimitError", "AgentOutOfMemoryError"],
     "agents.factory": ["AgentSpecError"],
@@ -280,7 +280,7 @@ ERRORS_BEFORE = {
     "run.registry": ["CallbackSpecError"],  # was lifelong_gym.callbacks
     "run.config": ["RunConfigError"],  # was lifelong_gym.run_config
     "run.runner": ["RunAbortedError"],  # was lifelong_gym.runner
-    "run.folder": ["RunDirectoryError"],  # was lifelong_gym.snapshots
+    "results.folder": ["RunDirectoryError"],  # was lifelong_gym.snapshots
 }
 
 

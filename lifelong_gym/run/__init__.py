@@ -13,8 +13,8 @@ from .method_callbacks import (
     RelevantReplayCallback,
 )
 from .online_training import OnlineTrainingCallback
-from .registry import CALLBACKS, make_callback, register_callback
 from .play import run_with_twin
+from .registry import CALLBACKS, make_callback, register_callback
 from .runner import Runner
 from .settings import RunSettings
 
