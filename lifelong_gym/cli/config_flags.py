@@ -69,7 +69,7 @@ def flag_settings(model: type[BaseModel], flags: dict[str, Any]) -> dict[str, An
     or mapping of its field (None when it was not given); a bad item is one line."""
     settings = dict(flags)
     for name, field in model.model_fields.items():
-        items = settings.get(name)
+        items = settings.get(name) or ()
         origin = typing.get_origin(_without_none(field.annotation))
         if origin is dict:
             settings[name] = parse_flag_assignments(f"--{_singular(name)}", items) or None

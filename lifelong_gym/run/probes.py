@@ -8,7 +8,7 @@ stream (its history, metrics, `sessions.jsonl`, costs). Each probe episode is a 
 `probes.jsonl`, appended as it ends; on resume the lines of points past the stream's
 finished tasks (and a torn last line) are dropped, and a point cut short by a kill goes on
 from its first missing task, so no probe point is lost or played twice. The measures
-drawn from them are in `probe_measures.py` (docs/metrics.md).
+drawn from them are in `lifelong_gym.results.probe_measures` (docs/metrics.md).
 """
 
 from __future__ import annotations
