@@ -29,9 +29,9 @@ import gymnasium as gym
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.agents import Agent, OracleAgent
 from lifelong_gym.envs.db.tasks import load_db_tasks, to_record
+from lifelong_gym.results.folder import SESSIONS_FILE, read_sessions
+from lifelong_gym.results.report import report_run
 from lifelong_gym.run import Runner
-from lifelong_gym.run.folder import SESSIONS_FILE, read_sessions
-from lifelong_gym.run.report import report_run
 from lifelong_gym.session import Session
 
 LONG_TASKS = """() => new Promise(done => {

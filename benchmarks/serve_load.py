@@ -40,10 +40,10 @@ import gymnasium as gym
 
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.agents import OracleAgent
+from lifelong_gym.arguments import parse_flag_assignments
 from lifelong_gym.integrations.openenv import LifelongEnvClient, play_episode
 from lifelong_gym.integrations.serving import raise_open_files_limit
 from lifelong_gym.registration import make_env
-from lifelong_gym.run.config import parse_env_args
 from tests.integrations.openenv_server import free_port, healthy, server_process
 
 # --env: (env id, the server's --env-arg values, default session counts)
@@ -322,7 +322,9 @@ def main() -> None:
             )
     naive = args.naive_episodes
     one_session = measure(env_id, env_args, 1, agent, indices, naive, 1)
-    local_rate = in_process_rate(env_id, parse_env_args(env_args), agent, indices, naive)
+    local_rate = in_process_rate(
+        env_id, parse_flag_assignments("--env-arg", env_args), agent, indices, naive
+    )
     print(
         f"naive ({naive} episodes): one session at a time over the server "
         f"{one_session.rate:.1f} episodes/s, in this process without a server "

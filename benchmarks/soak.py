@@ -44,9 +44,9 @@ import gymnasium as gym
 import lifelong_gym  # noqa: F401 - registers the ids
 from benchmarks.soak_leftovers import descendants, leftovers_of, snapshot_before
 from lifelong_gym.agents import OracleAgent
+from lifelong_gym.arguments import parse_flag_assignments
 from lifelong_gym.generation import progress_bar
 from lifelong_gym.registration import make_env
-from lifelong_gym.run.config import parse_env_args
 
 # --env: (env id, keyword arguments, default task count)
 SETUPS = {
@@ -263,7 +263,7 @@ def main() -> None:
     parser.add_argument("--json", help="also write the samples and trends to this file")
     args = parser.parse_args()
     env_id, kwargs, default_tasks = SETUPS[args.env]
-    kwargs = {**kwargs, **parse_env_args(args.env_arg)}
+    kwargs = {**kwargs, **parse_flag_assignments("--env-arg", args.env_arg)}
     if args.env == "mariadb":
         kwargs.setdefault("url", args.mysql_url)
     tasks = args.tasks or default_tasks

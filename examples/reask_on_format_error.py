@@ -22,8 +22,8 @@ import gymnasium as gym
 import lifelong_gym  # noqa: F401  (registers the environment ids)
 from lifelong_gym.actions import InvalidReply
 from lifelong_gym.agents import make_agent
+from lifelong_gym.results.report import format_report
 from lifelong_gym.run import Callback, Runner, register_callback
-from lifelong_gym.run.report import format_report
 from lifelong_gym.session import Role
 
 REASK_NOTE = "Your reply has no valid action"

@@ -19,8 +19,8 @@ import gymnasium as gym
 
 import lifelong_gym  # noqa: F401 - registers the environment ids
 from lifelong_gym.agents import make_agent
+from lifelong_gym.results.compare import format_comparison, load_compared_runs, plot_comparison
 from lifelong_gym.run import ExperienceReplayCallback, Runner
-from lifelong_gym.run.compare import format_comparison, load_compared_runs, plot_comparison
 
 
 @dataclass

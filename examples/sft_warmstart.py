@@ -33,7 +33,7 @@ from transformers import HfArgumentParser, TrainerCallback
 from trl import SFTConfig, SFTTrainer
 
 from lifelong_gym.agents.models.gguf import smollm2_path
-from lifelong_gym.run.config import parse_env_args
+from lifelong_gym.arguments import parse_flag_assignments
 from lifelong_gym.training import TransformersPolicy
 from lifelong_gym.training.chat_templates import training_chat_template
 from lifelong_gym.training.evaluation import HeldOutResult, evaluate_policy
@@ -92,7 +92,7 @@ def evaluate(model, tokenizer, config: Config, label: str) -> HeldOutResult:
         tasks=config.eval_tasks,
         episodes=config.eval_episodes,
         num_envs=config.eval_envs,
-        **parse_env_args(config.eval_env_args),
+        **parse_flag_assignments("--env-arg", config.eval_env_args),
     )
     minutes = (time.monotonic() - started) / 60
     print(f"{label}: {result.summary()}  ({len(result.episodes) / minutes:.1f} episodes/min)")

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
-from lifelong_gym.errors import ConfigError, LifelongGymError
+from lifelong_gym.errors import ConfigError, LifelongGymError, RunConfigError
 
 _LAX = ConfigDict(arbitrary_types_allowed=True)
 
@@ -75,6 +75,14 @@ def keyword_dict(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
             )
         arguments[key] = value
     return arguments
+
+
+def parse_flag_assignments(flag: str, items: Iterable[str]) -> dict[str, Any]:
+    """A repeated `flag key=value` as keyword arguments; a bad item is one line naming `flag`."""
+    try:
+        return keyword_dict(parse_assignment(item) for item in items)
+    except ValueError as error:
+        raise RunConfigError(f"{flag} {error}") from None
 
 
 def parse_assignment(item: str) -> tuple[str, Any]:

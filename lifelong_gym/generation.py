@@ -1,7 +1,7 @@
-"""What the task generators share: their flags, where they write, the writer, the progress bar.
+"""What the task generators share: where they write, the writer, the progress bar.
 
-`lifelong-gym generate db|os|kg` each take `--output`, `--name`, `--count`, `--seed`,
-`--split`, `--exclude` (and `-h`), with the defaults shown in `-h`. A set is written as
+Their command, `lifelong-gym generate db|os|kg`, takes the same flags for each
+(`lifelong_gym.cli.generate`). A set is written as
 `<name>.jsonl` (one task record a line) and `<name>.order.json` (its sample order) into
 the `--output` folder, by default `./lifelong-gym-tasks/<env>/` under the current
 directory, so a generator never replaces the shipped sets in the package's `data/` folder
@@ -14,106 +14,19 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import click
 from tqdm.auto import tqdm
 
 from lifelong_gym.errors import ConfigError
-from lifelong_gym.splits import SPLITS, split_seed, task_texts
 from lifelong_gym.tasks import order_path
 
 DEFAULT_OUTPUT = Path("lifelong-gym-tasks")
 DEFAULT_NAME = "default"
 TASKS_SUFFIX = ".jsonl"
-
-
-@dataclass(frozen=True)
-class GeneratorOptions:
-    """What the flags every generator takes say: the file to write, how many, which seed."""
-
-    path: Path  # the .jsonl file to write
-    count: int
-    seed: int  # --seed as given
-    task_seed: int  # the seed the tasks are drawn from: --seed, or --split's own
-    exclude: frozenset[str]  # the task texts (`text_key`) the set must not repeat
-    split: str | None
-
-
-def generator_command(
-    environment: str, description: str, *, count: int, count_help: str
-) -> Callable[[Callable[..., None]], click.Command]:
-    """`lifelong-gym generate ENV` from a function of `GeneratorOptions` and its own flags
-    (each given with `@click.option` under this decorator)."""
-
-    def decorate(generate: Callable[..., None]) -> click.Command:
-        def callback(**flags: Any) -> None:
-            if flags.pop("out") is not None:
-                raise ConfigError(
-                    f"--out is now --output DIR (or --output FILE{TASKS_SUFFIX}) with --name NAME"
-                )
-            name, seed, split = flags.pop("name"), flags.pop("seed"), flags.pop("split")
-            options = GeneratorOptions(
-                path=task_file(flags.pop("output"), environment, split_name(name, split)),
-                count=flags.pop("count"),
-                seed=seed,
-                task_seed=split_seed(seed, split),
-                exclude=frozenset(task_texts(flags.pop("exclude"))),
-                split=split,
-            )
-            generate(options, **flags)
-
-        common = [
-            click.Option(
-                ["--output"],
-                type=click.Path(path_type=Path),
-                help=f"The folder to write into, or the {TASKS_SUFFIX} file to write "
-                f"(default ./{DEFAULT_OUTPUT}/{environment}/).",
-            ),
-            # the older spelling (DB's --out FILE, KG's --out DIR/SPLIT): refused, naming the new
-            click.Option(["--out"], type=click.Path(path_type=Path), hidden=True),
-            click.Option(
-                ["--name"],
-                default=DEFAULT_NAME,
-                show_default=True,
-                help=f"The task set's name: its files are NAME{TASKS_SUFFIX} and "
-                "NAME.order.json (with --split and no --name: the split's name).",
-            ),
-            click.Option(
-                ["--count"],
-                type=click.IntRange(min=1),
-                default=count,
-                show_default=True,
-                help=count_help,
-            ),
-            click.Option(["--seed"], type=int, default=0, show_default=True, help="Random seed."),
-            click.Option(
-                ["--split"],
-                type=click.Choice(SPLITS),
-                help="Draw the tasks from a seed derived from --seed and this name "
-                "(disjoint splits).",
-            ),
-            click.Option(
-                ["--exclude"],
-                type=click.Path(path_type=Path),
-                multiple=True,
-                metavar="FILE",
-                help="A task file whose task texts this set must not repeat (repeatable).",
-            ),
-        ]
-        return click.Command(
-            environment,
-            callback=callback,
-            params=common + list(reversed(getattr(generate, "__click_params__", []))),
-            help=description,
-            context_settings={"help_option_names": ["-h", "--help"]},
-        )
-
-    return decorate
 
 
 def split_name(name: str, split: str | None) -> str:

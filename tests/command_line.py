@@ -12,8 +12,8 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 from lifelong_gym.cli import main
-from lifelong_gym.run.gain import Gain, paired_gain, twin_folder
-from lifelong_gym.run.run_record import load_run
+from lifelong_gym.results.gain import Gain, paired_gain, twin_folder
+from lifelong_gym.results.run_record import load_run
 
 
 def run_cli(

@@ -9,8 +9,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from lifelong_gym.results.folder import read_sessions
 from lifelong_gym.run import Callback
-from lifelong_gym.run.folder import read_sessions
 from lifelong_gym.session import EvaluationOutcome
 
 

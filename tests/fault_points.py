@@ -22,8 +22,8 @@ import gymnasium as gym
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.metrics import LifelongMetrics
 from lifelong_gym.orders import task_order
+from lifelong_gym.results.folder import read_sessions
 from lifelong_gym.run import Callback, Runner
-from lifelong_gym.run.folder import read_sessions
 from lifelong_gym.session import Session, SessionStatus
 
 ERROR = SessionStatus.TASK_ENVIRONMENT_ERROR.value

@@ -118,7 +118,7 @@ def test_report_prints_metrics_and_writes_plots(tmp_path, dev_tasks):
 def command(external: Path, out: Path, delay: float) -> list[str]:
     tasks = external / "agentbench/data/dbbench/standard.jsonl"
     return [
-        sys.executable, "-m", "lifelong_gym.cli", "run", "--no-progress",
+        sys.executable, "-m", "lifelong_gym", "run", "--no-progress",
         "--tasks", str(tasks), "--output", str(out), "--max-tasks", "300",
         "--callback", f"tests.crash_support.Saboteur:every=3,delay={delay}",
     ]  # fmt: skip

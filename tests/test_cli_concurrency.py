@@ -17,7 +17,7 @@ TASKS = 80
 def command(external: Path, out: Path) -> list[str]:
     tasks = external / "agentbench/data/dbbench/standard.jsonl"
     return [
-        sys.executable, "-m", "lifelong_gym.cli", "run", "--no-progress",
+        sys.executable, "-m", "lifelong_gym", "run", "--no-progress",
         "--tasks", str(tasks), "--output", str(out), "--max-tasks", str(TASKS),
         "--concurrency", str(K), "--callback", "tests.crash_support.Pacer:delay=0.002",
     ]  # fmt: skip

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from lifelong_gym.cli import main
 from lifelong_gym.errors import LifelongGymError
-from lifelong_gym.run.folder import RunDirectory
+from lifelong_gym.results.folder import RunDirectory
 from tests.command_line import assert_one_line_error, run_cli
 
 
@@ -265,7 +265,7 @@ def test_every_public_error_is_a_lifelong_gym_error():
 
 
 # Every public error class of 0.1.0 (before errors.py), by the module that defined it; the
-# run layer's four moved with their modules into lifelong_gym/run/ (issue 10 moved them).
+# run layer's four moved with their modules into lifelong_gym/run/ and results/.
 ERRORS_BEFORE = {
     "agents.base": ["AgentError", "AgentContextLimitError", "AgentOutOfMemoryError"],
     "agents.factory": ["AgentSpecError"],
@@ -283,7 +283,7 @@ ERRORS_BEFORE = {
     "run.registry": ["CallbackSpecError"],  # was lifelong_gym.callbacks
     "run.config": ["RunConfigError"],  # was lifelong_gym.run_config
     "run.runner": ["RunAbortedError"],  # was lifelong_gym.runner
-    "run.folder": ["RunDirectoryError"],  # was lifelong_gym.snapshots
+    "results.folder": ["RunDirectoryError"],  # was lifelong_gym.snapshots
 }
 
 

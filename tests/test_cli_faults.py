@@ -17,8 +17,8 @@ import pytest
 
 from lifelong_gym.envs.db.tasks import load_db_tasks
 from lifelong_gym.orders import task_order
-from lifelong_gym.run.folder import METRICS_FILE, read_sessions
-from lifelong_gym.run.run_record import load_run
+from lifelong_gym.results.folder import METRICS_FILE, read_sessions
+from lifelong_gym.results.run_record import load_run
 from tests.command_line import run_cli
 
 from .conftest import ROOT

@@ -38,8 +38,9 @@ LAYERS = {
     "training": 5,
     "integrations": 6,
     "distributed": 6,
-    "run": 7,
-    "cli": 8,
+    "results": 7,  # the run folder's format, which the engine writes through, and its readers
+    "run": 8,
+    "cli": 9,
 }
 KIT = {"generation", "splits", "docker_engine", "rootfs_image"}
 #: training's decoding (cached batched generation), which the agents' local models use too:
@@ -47,7 +48,14 @@ KIT = {"generation", "splits", "docker_engine", "rootfs_image"}
 DECODING = {"policy", "kv_cache", "chat_tokens", "precision", "sampling"}
 CLI = {"cli", "__main__"}
 #: walls beside the layers: rooms that must not see each other (agents see text, not envs)
-WALLS = {("agents", "envs"), ("agents", "wrappers"), ("wrappers", "agents")}
+#: (a run's results are read without the agents or the environments: `lifelong-gym report`)
+WALLS = {
+    ("agents", "envs"),
+    ("agents", "wrappers"),
+    ("wrappers", "agents"),
+    ("results", "agents"),
+    ("results", "envs"),
+}
 #: where the package root's `__getattr__` finds the names the root does not bind itself
 ROOT_LAZY_HOME = "lifelong_gym.run"
 IMPORT_FUNCTIONS = {"import_module", "__import__"}
@@ -204,6 +212,9 @@ PLANTED = [
         "(integrations)",
     ),
     ("agents/__init__.py", "from lifelong_gym.envs.db import env", "(agents) imports"),
+    ("lifelong_gym/results/report.py", "from lifelong_gym.run import runner", "(run)"),
+    ("lifelong_gym/results/report.py", "from lifelong_gym.agents import Agent", "(agents)"),
+    ("lifelong_gym/results/report.py", "from lifelong_gym.envs.db import env", "(envs)"),
     ("lifelong_gym/errors.py", "from lifelong_gym.session import SessionStatus", "errors.py"),
 ]
 

@@ -1,7 +1,7 @@
-"""The run layer: the runner, its callbacks and registry, the run folder, config, reports.
+"""The run engine: the runner, its callbacks and registry, probes, the cost meter, config.
 
-Everything here stands on the environments, methods, wrappers and agents; nothing below
-imports it.
+Everything here stands on the environments, methods, wrappers and agents, and writes the
+run folder through `lifelong_gym.results`; nothing below imports it.
 """
 
 from .callbacks import EVENTS, Callback, RunState, SessionControl
@@ -14,8 +14,8 @@ from .method_callbacks import (
     RelevantReplayCallback,
 )
 from .online_training import OnlineTrainingCallback
+from .play import run_with_twin
 from .registry import CALLBACKS, make_callback, register_callback
-from .run_cli import run_with_twin
 from .runner import Runner
 from .settings import RunSettings
 

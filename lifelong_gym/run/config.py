@@ -13,15 +13,14 @@ from pydantic import Field, ValidationError, model_validator
 
 from lifelong_gym.agents import Agent, ModelConfigError, ModelPool, make_agent
 from lifelong_gym.agents.factory import agent_builder
-from lifelong_gym.arguments import keyword_dict, parse_assignment
 from lifelong_gym.errors import LifelongGymError, RunConfigError
 from lifelong_gym.orders import replicate_seeds
 from lifelong_gym.registration import checked_env_kwargs, with_absolute_paths
 from lifelong_gym.registration import make_env as make_checked_env
+from lifelong_gym.results.content import CONTENT, run_content
+from lifelong_gym.results.folder import RunDirectory, holds_run, replicate_folder
+from lifelong_gym.results.gain import twin_folder
 from lifelong_gym.run import method_callbacks  # noqa: F401 - registers the methods' names
-from lifelong_gym.run.content import CONTENT, run_content
-from lifelong_gym.run.folder import RunDirectory, holds_run, replicate_folder
-from lifelong_gym.run.gain import twin_folder
 from lifelong_gym.run.plugins import load_plugins
 from lifelong_gym.run.probes import Probes
 from lifelong_gym.run.registry import check_needs, make_callback
@@ -40,11 +39,13 @@ class RunConfig(RunSettings):
     env: str = Field("LifelongDB-v0", description="registered environment id")
     agent: str = Field("oracle", description="agent spec, e.g. oracle or model:NAME")
     models: list[dict[str, Any]] = Field(
-        default_factory=list, description="the model pool: one config per model, by name"
+        default_factory=list, description="the model pool: one config (a mapping) per model"
     )
     output: Path = Field(description="output folder of the run")
     tasks: str | None = Field(None, description="task file or shipped task-set name")
-    env_args: dict[str, Any] = Field(default_factory=dict, description="environment kwargs")
+    env_args: dict[str, Any] = Field(
+        default_factory=dict, description="the environment's keyword arguments"
+    )
     callbacks: list[str] = Field(default_factory=list, description="NAME[:key=value,...]")
     plugins: list[str] = Field(
         default_factory=list,
@@ -207,14 +208,6 @@ def yaml_problem(error: yaml.YAMLError) -> str:
     if mark is None or problem is None:
         return " ".join(str(error).split())
     return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
-
-
-def parse_env_args(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
-    """`--env-arg key=value` flags as keyword arguments."""
-    try:
-        return keyword_dict(parse_assignment(item) for item in items)
-    except ValueError as error:
-        raise RunConfigError(f"--env-arg {error}") from None
 
 
 def build_runner(config: RunConfig, agent: Agent | None = None) -> Runner:

@@ -17,8 +17,8 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from lifelong_gym.errors import RunAbortedError
+from lifelong_gym.results.plots import write_plots
 from lifelong_gym.run.callbacks import Callback, RunState
-from lifelong_gym.run.plots import write_plots
 from lifelong_gym.run.probes import Probes
 
 

@@ -20,14 +20,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lifelong_gym.errors import LifelongGymError, RunAbortedError, RunConfigError
-from lifelong_gym.run.config import RunConfig, given_flags, setting_keys
-from lifelong_gym.run.folder import (
+from lifelong_gym.results.folder import (
     CONFIG_FILE,
     METRICS_FILE,
     without_passwords,
     write_json_atomic,
 )
-from lifelong_gym.run.grid_compare import GRID_FILE, GridIndex, IndexedCell
+from lifelong_gym.results.grid_compare import GRID_FILE, GridIndex, IndexedCell
+from lifelong_gym.run.config import RunConfig, given_flags, setting_keys
 from lifelong_gym.run.settings import validation_problems
 
 GRID_KEY = "grid"

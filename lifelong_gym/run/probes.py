@@ -8,7 +8,7 @@ stream (its history, metrics, `sessions.jsonl`, costs). Each probe episode is a 
 `probes.jsonl`, appended as it ends; on resume the lines of points past the stream's
 finished tasks (and a torn last line) are dropped, and a point cut short by a kill goes on
 from its first missing task, so no probe point is lost or played twice. The measures
-drawn from them are in `probe_measures.py` (docs/metrics.md).
+drawn from them are in `lifelong_gym.results.probe_measures` (docs/metrics.md).
 """
 
 from __future__ import annotations
@@ -22,41 +22,15 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-from pydantic import ValidationError
 
 from lifelong_gym.agents import Agent
 from lifelong_gym.errors import RunConfigError, RunDirectoryError
+from lifelong_gym.results.folder import PROBES_FILE, REPAIR
+from lifelong_gym.results.probe_measures import ProbeRecord, read_probes
 from lifelong_gym.run.callbacks import Callback, RunState
 from lifelong_gym.run.cost import CostMeter
-from lifelong_gym.run.folder import PROBES_FILE, REPAIR
 from lifelong_gym.run.lockstep import Lockstep
-from lifelong_gym.run.probe_measures import ProbeRecord
 from lifelong_gym.session import Session
-
-
-def read_probes(path: Path) -> tuple[list[ProbeRecord], list[int]]:
-    """The records of a `probes.jsonl` and where each line ends; bytes after the last
-    newline (a write cut short) are ignored, a damaged complete line is an error."""
-    if not path.exists():
-        return [], []
-    complete, newline, _torn = path.read_bytes().rpartition(b"\n")
-    records, ends, offset = [], [], 0
-    for number, line in enumerate(complete.split(b"\n") if newline else [], start=1):
-        offset += len(line) + 1
-        try:
-            records.append(ProbeRecord.model_validate_json(line))
-        except ValidationError as error:
-            problem = error.errors()[0]["msg"]
-            raise RunDirectoryError(
-                f"{path}:{number} is not a probe record ({problem}); {REPAIR}"
-            ) from None
-        ends.append(offset)
-    return records, ends
-
-
-def load_probes(folder: Path) -> list[ProbeRecord]:
-    """The probe records of a run folder (none when it has no `probes.jsonl`)."""
-    return read_probes(folder / PROBES_FILE)[0]
 
 
 class Probes:

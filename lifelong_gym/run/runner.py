@@ -31,6 +31,16 @@ from lifelong_gym.errors import RunAbortedError, RunConfigError
 from lifelong_gym.metrics import LifelongMetrics, compute_metrics
 from lifelong_gym.orders import task_order
 from lifelong_gym.registration import with_absolute_paths
+from lifelong_gym.results.content import CONTENT, run_content
+from lifelong_gym.results.cost_summary import CostSummary, summarize_costs, write_cost_summary
+from lifelong_gym.results.costs import CostLog, SessionCost
+from lifelong_gym.results.folder import (
+    METRICS_FILE,
+    REPAIR,
+    RunDirectory,
+    RunDirectoryError,
+    disk_space_of,
+)
 from lifelong_gym.run.callback_errors import (
     RUN_LOG,
     callback_hook,
@@ -45,17 +55,8 @@ from lifelong_gym.run.callbacks import (
     fire,
     state_keys,
 )
-from lifelong_gym.run.content import CONTENT, run_content
-from lifelong_gym.run.cost import CostLog, CostMeter, SessionCost
-from lifelong_gym.run.cost_summary import CostSummary, summarize_costs, write_cost_summary
+from lifelong_gym.run.cost import CostMeter
 from lifelong_gym.run.default_callbacks import ProbesCallback, default_callbacks, of_the_user
-from lifelong_gym.run.folder import (
-    METRICS_FILE,
-    REPAIR,
-    RunDirectory,
-    RunDirectoryError,
-    disk_space_of,
-)
 from lifelong_gym.run.lockstep import Lockstep
 from lifelong_gym.run.probes import Probes
 from lifelong_gym.run.registry import check_needs

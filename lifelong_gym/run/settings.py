@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from lifelong_gym.errors import RunConfigError
 from lifelong_gym.metrics import DEFAULT_WINDOW
 from lifelong_gym.orders import OrderName
-from lifelong_gym.run.cost import Price, parse_price
+from lifelong_gym.results.costs import Price, parse_price
 
 
 class RunSettings(BaseModel):

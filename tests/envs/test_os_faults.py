@@ -26,7 +26,7 @@ import pytest
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.envs.os.backends.toolset import TOOLSET_ROOT
-from lifelong_gym.run.folder import read_sessions
+from lifelong_gym.results.folder import read_sessions
 
 from ..fault_points import strike_run
 from ..private_servers import running

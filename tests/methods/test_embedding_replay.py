@@ -19,9 +19,9 @@ from lifelong_gym.agents import OracleAgent
 from lifelong_gym.cli import main
 from lifelong_gym.methods import similarity
 from lifelong_gym.methods.experience import ExperienceMemory
+from lifelong_gym.results.gain import paired_gain, twin_folder
+from lifelong_gym.results.run_record import load_run
 from lifelong_gym.run import EmbeddingReplayCallback, Runner
-from lifelong_gym.run.gain import paired_gain, twin_folder
-from lifelong_gym.run.run_record import load_run
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
 from lifelong_gym.wrappers import ExperienceReplay
 from tests.crash_support import kill_until_done

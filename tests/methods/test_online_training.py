@@ -19,8 +19,8 @@ import torch
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.errors import CallbackSpecError
+from lifelong_gym.results.folder import SESSIONS_FILE, STATE_FILE
 from lifelong_gym.run import Callback, Runner, make_callback
-from lifelong_gym.run.folder import SESSIONS_FILE, STATE_FILE
 from lifelong_gym.run.online_training import FOLDER
 from lifelong_gym.run.probes import Probes
 from tests.agents.episodes import play_stream

@@ -18,8 +18,8 @@ import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.envs.db.actions import answer_reply
 from lifelong_gym.methods.online_training import OnlineTrainingMethod, candidate, kept_groups
+from lifelong_gym.results.folder import STATE_FILE
 from lifelong_gym.run import Runner, make_callback
-from lifelong_gym.run.folder import STATE_FILE
 from lifelong_gym.run.online_training import FOLDER
 from lifelong_gym.session import EvaluationOutcome, ReplyGroup, Role, Session, SessionStatus
 from tests.agents.episodes import play_stream

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from lifelong_gym.run.report import report_run
+from lifelong_gym.results.report import report_run
 
 from .scripted_run import scripted_run
 

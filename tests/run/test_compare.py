@@ -13,9 +13,9 @@ from lifelong_gym.cli import main
 from lifelong_gym.envs.db.tasks import load_db_tasks
 from lifelong_gym.errors import RunConfigError
 from lifelong_gym.orders import task_order
+from lifelong_gym.results.folder import replicates_in
 from lifelong_gym.run import ExperienceReplayCallback, Runner
 from lifelong_gym.run.config import load_run_config
-from lifelong_gym.run.folder import replicates_in
 from lifelong_gym.tasks import DATA_DIR
 
 from ..arithmetic_env import PatternAgent, SumEnv

@@ -5,7 +5,7 @@ from __future__ import annotations
 from click.testing import CliRunner
 
 from lifelong_gym.cli import main
-from lifelong_gym.run.folder import SESSIONS_FILE, read_sessions
+from lifelong_gym.results.folder import SESSIONS_FILE, read_sessions
 from lifelong_gym.session import EvaluationOutcome
 
 from .browser import OpenPage, file_url

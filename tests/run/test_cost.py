@@ -14,10 +14,10 @@ import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.agents import LanguageModelAgent, ModelPool, OracleAgent, to_messages
 from lifelong_gym.cli import main
 from lifelong_gym.errors import RunConfigError
+from lifelong_gym.results.cost_summary import format_cost
+from lifelong_gym.results.costs import CostLog, parse_price, read_costs
+from lifelong_gym.results.run_record import load_run
 from lifelong_gym.run import ExperienceReplayCallback, Runner
-from lifelong_gym.run.cost import CostLog, parse_price, read_costs
-from lifelong_gym.run.cost_summary import format_cost
-from lifelong_gym.run.run_record import load_run
 
 from ..methods.test_methods_end_to_end import OracleThroughModel
 from .test_old_run_folders import OLD_RUN

@@ -11,6 +11,7 @@ import pytest
 import lifelong_gym
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.errors import CallbackError, RunAbortedError
+from lifelong_gym.results.plots import LEARNING_CURVE_FILE
 from lifelong_gym.run import Callback, Runner
 from lifelong_gym.run.callback_errors import RUN_LOG
 from lifelong_gym.run.default_callbacks import (
@@ -18,7 +19,6 @@ from lifelong_gym.run.default_callbacks import (
     PlotsCallback,
     ProgressCallback,
 )
-from lifelong_gym.run.plots import LEARNING_CURVE_FILE
 from lifelong_gym.run.probes import Probes
 from lifelong_gym.session import SessionStatus
 from tests.arithmetic_env import DownAgent, PatternAgent, SumEnv

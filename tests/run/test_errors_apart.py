@@ -14,12 +14,12 @@ from click.testing import CliRunner
 
 from lifelong_gym.cli import main
 from lifelong_gym.metrics import LifelongMetrics, compute_metrics
+from lifelong_gym.results.compare import format_runs, load_compared_runs, solved_by_one
+from lifelong_gym.results.gain import format_gain, paired_gain
+from lifelong_gym.results.html_report import report_page
+from lifelong_gym.results.report import format_report
+from lifelong_gym.results.run_record import load_run
 from lifelong_gym.run import Runner
-from lifelong_gym.run.compare import format_runs, load_compared_runs, solved_by_one
-from lifelong_gym.run.gain import format_gain, paired_gain
-from lifelong_gym.run.html_report import report_page
-from lifelong_gym.run.report import format_report
-from lifelong_gym.run.run_record import load_run
 from lifelong_gym.session import (
     ERROR_STATUSES,
     JUDGED_STATUSES,

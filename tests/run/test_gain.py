@@ -11,9 +11,9 @@ from click.testing import CliRunner
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.cli import main
 from lifelong_gym.errors import ConfigError
+from lifelong_gym.results.gain import paired_bootstrap, paired_gain, twin_folder, twin_gain
+from lifelong_gym.results.run_record import load_run
 from lifelong_gym.run import ExperienceReplayCallback, RunConfig, Runner, run_with_twin
-from lifelong_gym.run.gain import paired_bootstrap, paired_gain, twin_folder, twin_gain
-from lifelong_gym.run.run_record import load_run
 
 from ..methods.skill_recall import SkillRecallAgent, labelled_task_file, predict, seeds_of
 

@@ -11,8 +11,8 @@ import yaml
 from click.testing import CliRunner
 
 from lifelong_gym.cli import main
+from lifelong_gym.results.gain import paired_bootstrap
 from lifelong_gym.run.config import read_config_file
-from lifelong_gym.run.gain import paired_bootstrap
 from lifelong_gym.run.grid import load_grid
 from tests.command_line import invoke_run
 

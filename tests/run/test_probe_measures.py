@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lifelong_gym.run.probe_measures import ProbeRecord, accuracy_matrix, probe_measures
+from lifelong_gym.results.probe_measures import ProbeRecord, accuracy_matrix, probe_measures
 
 # docs/metrics.md: points 0, 2, 4, 6; two probe tasks of a, four of b, two of d
 EXAMPLE = {

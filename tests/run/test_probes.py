@@ -19,13 +19,12 @@ from lifelong_gym.cli import main
 from lifelong_gym.envs.db.tasks import load_db_tasks
 from lifelong_gym.errors import RunDirectoryError
 from lifelong_gym.orders import task_order
+from lifelong_gym.results.folder import PROBES_FILE, SESSIONS_FILE
+from lifelong_gym.results.probe_display import format_probes, run_probes
+from lifelong_gym.results.probe_measures import load_probes, probe_measures
+from lifelong_gym.results.report import report_run
+from lifelong_gym.results.run_record import load_run
 from lifelong_gym.run import Runner
-from lifelong_gym.run.folder import PROBES_FILE, SESSIONS_FILE
-from lifelong_gym.run.probe_display import format_probes, run_probes
-from lifelong_gym.run.probe_measures import probe_measures
-from lifelong_gym.run.probes import load_probes
-from lifelong_gym.run.report import report_run
-from lifelong_gym.run.run_record import load_run
 from tests.command_line import invoke_run
 from tests.crash_support import kill_until_done
 

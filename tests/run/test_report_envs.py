@@ -8,9 +8,9 @@ import pytest
 
 from lifelong_gym.envs.kg.env import load_kg_tasks
 from lifelong_gym.envs.os.tasks import load_os_tasks, solution_bash
-from lifelong_gym.run.folder import SESSIONS_FILE, read_sessions
-from lifelong_gym.run.html_report import REPORT_FILE
-from lifelong_gym.run.report import report_run
+from lifelong_gym.results.folder import SESSIONS_FILE, read_sessions
+from lifelong_gym.results.html_report import REPORT_FILE
+from lifelong_gym.results.report import report_run
 from lifelong_gym.session import Role
 
 from .browser import OpenPage, file_url

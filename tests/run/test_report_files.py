@@ -11,18 +11,18 @@ from click.testing import CliRunner
 import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.cli import main
 from lifelong_gym.metrics import compute_metrics
-from lifelong_gym.run import Runner
-from lifelong_gym.run.folder import METRICS_FILE, SESSIONS_FILE, read_sessions
-from lifelong_gym.run.html_report import REPORT_FILE
-from lifelong_gym.run.plots import (
+from lifelong_gym.results.folder import METRICS_FILE, SESSIONS_FILE, read_sessions
+from lifelong_gym.results.html_report import REPORT_FILE
+from lifelong_gym.results.plots import (
     learning_curve_figure,
     per_skill_figure,
     status_bins,
     status_figure,
     window_label,
 )
-from lifelong_gym.run.report import report_run
-from lifelong_gym.run.run_record import RunIdentity
+from lifelong_gym.results.report import report_run
+from lifelong_gym.results.run_record import RunIdentity
+from lifelong_gym.run import Runner
 
 from ..arithmetic_env import PatternAgent, SumEnv
 from ..methods.skill_recall import labelled_task_file

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from lifelong_gym.envs.db.tasks import load_db_tasks
-from lifelong_gym.run.folder import METRICS_FILE, SESSIONS_FILE, read_sessions
-from lifelong_gym.run.html_report import REPORT_FILE
+from lifelong_gym.results.folder import METRICS_FILE, SESSIONS_FILE, read_sessions
+from lifelong_gym.results.html_report import REPORT_FILE
 
 from .browser import OpenPage, file_url
 from .scripted_run import HOSTILE_REPLY

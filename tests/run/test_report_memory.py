@@ -14,13 +14,13 @@ import lifelong_gym  # noqa: F401 - registers the ids
 from lifelong_gym.agents import OracleAgent
 from lifelong_gym.cli import main
 from lifelong_gym.methods.method import Method
+from lifelong_gym.results.folder import SESSIONS_FILE, read_sessions
+from lifelong_gym.results.gain import twin_gain
+from lifelong_gym.results.html_memory import memory_panel
+from lifelong_gym.results.html_report import REPORT_FILE
+from lifelong_gym.results.report import report_run
+from lifelong_gym.results.run_record import load_run
 from lifelong_gym.run import Runner
-from lifelong_gym.run.folder import SESSIONS_FILE, read_sessions
-from lifelong_gym.run.gain import twin_gain
-from lifelong_gym.run.html_memory import memory_panel
-from lifelong_gym.run.html_report import REPORT_FILE
-from lifelong_gym.run.report import report_run
-from lifelong_gym.run.run_record import load_run
 from lifelong_gym.session import EvaluationOutcome, Session, SessionStatus
 
 from .browser import OpenPage, file_url

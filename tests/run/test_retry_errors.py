@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from lifelong_gym.run import folder as run_folder
-from lifelong_gym.run.folder import RETRIED_FILE, RETRY_FILE, RunDirectory
+from lifelong_gym.results import folder as run_folder
+from lifelong_gym.results.folder import RETRIED_FILE, RETRY_FILE, RunDirectory
 from tests.command_line import invoke_run
 from tests.crash_support import complete_lines, kill_until_done
 

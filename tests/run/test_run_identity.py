@@ -14,10 +14,10 @@ import pytest
 from lifelong_gym.agents import make_agent
 from lifelong_gym.envs.db.tasks import load_db_tasks
 from lifelong_gym.errors import AgentSpecError, CallbackError
+from lifelong_gym.results.folder import read_sessions
+from lifelong_gym.results.run_record import RunIdentity
+from lifelong_gym.results.task_reference import load_references
 from lifelong_gym.run import Runner
-from lifelong_gym.run.folder import read_sessions
-from lifelong_gym.run.run_record import RunIdentity
-from lifelong_gym.run.task_reference import load_references
 from lifelong_gym.tasks import DATA_DIR
 from tests.command_line import assert_one_line_error, invoke_run, run_cli
 

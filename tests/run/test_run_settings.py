@@ -7,8 +7,8 @@ import json
 import pytest
 
 from lifelong_gym.errors import RunConfigError
+from lifelong_gym.results.folder import RunDirectory
 from lifelong_gym.run import Runner, RunSettings
-from lifelong_gym.run.folder import RunDirectory
 from tests.arithmetic_env import PatternAgent, SumEnv
 
 

@@ -9,8 +9,8 @@ import pytest
 
 from lifelong_gym.agents import AgentContextLimitError
 from lifelong_gym.errors import RunAbortedError
+from lifelong_gym.results.folder import RunDirectory, RunDirectoryError
 from lifelong_gym.run import EVENTS, Callback, Runner, SessionControl
-from lifelong_gym.run.folder import RunDirectory, RunDirectoryError
 from lifelong_gym.session import EvaluationOutcome, SessionStatus
 from lifelong_gym.wrappers import LifelongTaskSequence
 from tests.arithmetic_env import DownAgent, PatternAgent, SumEnv

@@ -6,9 +6,9 @@ import gymnasium as gym
 
 import lifelong_gym  # noqa: F401 (registers the ids)
 from lifelong_gym.agents import Agent
+from lifelong_gym.results.folder import read_sessions
+from lifelong_gym.results.report import report_run
 from lifelong_gym.run import Runner
-from lifelong_gym.run.folder import read_sessions
-from lifelong_gym.run.report import report_run
 from lifelong_gym.session import Session, SessionStatus
 
 LONE = "\ud800"  # a lone surrogate: valid in a Python str, not in UTF-8

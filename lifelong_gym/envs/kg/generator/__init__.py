@@ -18,9 +18,6 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-import click
-from click.core import ParameterSource
-
 from lifelong_gym.envs.kg.backends import OxigraphBackend, graph_files
 from lifelong_gym.envs.kg.generator import phrases
 from lifelong_gym.envs.kg.generator.synthetic_graph import (
@@ -33,12 +30,9 @@ from lifelong_gym.envs.kg.generator.synthetic_graph import (
 from lifelong_gym.envs.kg.graph_binding import content_sha256, keep_graph_in_use
 from lifelong_gym.envs.kg.sexpr import SExpr, dump_sexpr, parse_action, sexpr_to_actions
 from lifelong_gym.envs.kg.sparql import count_query, entities_query
-from lifelong_gym.errors import ConfigError
 from lifelong_gym.generation import (
     DEFAULT_NAME,
     TASKS_SUFFIX,
-    GeneratorOptions,
-    generator_command,
     progress_bar,
     write_task_set,
 )
@@ -242,43 +236,3 @@ def length_quotas(count: int) -> dict[int, int]:
     shorter lengths one more until the remainder is used."""
     share, extra = divmod(count, len(SHAPES))
     return {length: share + (i < extra) for i, length in enumerate(SHAPES)}
-
-
-@generator_command(
-    "kg",
-    "Make a KG task set: a seeded Freebase-shaped graph (written beside the tasks) and "
-    "questions answered by running their logical form.",
-    count=52 * len(SHAPES),
-    count_help=f"Number of questions, spread evenly over the {len(SHAPES)} lengths of "
-    "action list (2 to 9).",
-)
-@click.option(
-    "--scale", type=float, default=1.0, show_default=True, help="Entity counts multiplier."
-)
-# the older spelling, in users' scripts: N questions of every length, --count 8N
-@click.option("--per-length", type=click.IntRange(min=1), hidden=True)
-@click.pass_context
-def main(
-    context: click.Context, options: GeneratorOptions, scale: float, per_length: int | None
-) -> None:
-    """Write the graph, the questions and their order; say how to use them."""
-    count = options.count
-    if per_length is not None:
-        if context.get_parameter_source("count") is not ParameterSource.DEFAULT:
-            raise ConfigError(f"--per-length N is --count {len(SHAPES)}N; give one of them")
-        count = per_length * len(SHAPES)
-    shared = options.split is not None
-    triples, questions = generate(
-        options.seed,
-        count,
-        options.path,
-        scale,
-        question_seed=options.task_seed,
-        exclude=options.exclude,
-        shared_graph=shared,
-    )
-    graph_path = graph_file(options.path, shared=shared)
-    click.echo(
-        f"wrote {triples} triples to {graph_path} and {questions} questions to {options.path}"
-    )
-    click.echo(f'use them: gym.make("LifelongKG-v0", tasks="{options.path}", graph="{graph_path}")')

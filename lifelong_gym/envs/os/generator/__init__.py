@@ -12,23 +12,16 @@ import random
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
-import click
-
 from lifelong_gym.envs.os.backends.docker import ContainerPool
 from lifelong_gym.envs.os.backends.shell import Mode
 
 # `text` and `users` add their templates to TEMPLATES when imported
 from lifelong_gym.envs.os.generator.templates import TEMPLATES, text, users  # noqa: F401
-from lifelong_gym.envs.os.image import DEFAULT_IMAGE
 from lifelong_gym.envs.os.judge import judge, prepare
 from lifelong_gym.envs.os.skills import SKILLS
 from lifelong_gym.envs.os.tasks import OSTask, ScriptItem
 from lifelong_gym.generation import (
-    GeneratorOptions,
-    coverage_line,
-    generator_command,
     progress_bar,
-    write_task_set,
 )
 from lifelong_gym.splits import text_key
 
@@ -105,38 +98,3 @@ def sample_order(tasks: list[OSTask], seed: int) -> list[int]:
     order = [task.index for task in tasks]
     random.Random(seed + 1).shuffle(order)
     return order
-
-
-@generator_command(
-    "os",
-    "Make an OS task set (Linux administration over the 29 command skills); every task is "
-    "verified in a fresh container: its check fails before the reference solution and "
-    "passes after it.",
-    count=300,
-    count_help="Number of tasks.",
-)
-@click.option(
-    "--image",
-    default=DEFAULT_IMAGE,
-    show_default=True,
-    help="The sandbox image the tasks are verified in (lifelong-gym build-image os).",
-)
-@click.option("--no-verify", is_flag=True, help="Skip the check in containers.")
-def main(options: GeneratorOptions, image: str, no_verify: bool) -> None:
-    """Command line: generate, verify in containers, and write the task set."""
-    tasks = generate_tasks(options.count, options.task_seed, exclude=options.exclude)
-    if not no_verify:
-        problems = verify_tasks(tasks, image)
-        if problems:
-            for index, problem in sorted(problems.items()):
-                click.echo(f"task {index}: {problem}", err=True)
-            raise click.ClickException(
-                f"{len(problems)} of {len(tasks)} tasks failed their check (listed above); "
-                "nothing written"
-            )
-    records = [task.model_dump(exclude_defaults=True) for task in tasks]
-    path, order_path = write_task_set(records, sample_order(tasks, options.task_seed), options.path)
-    coverage = Counter(s for t in tasks for s in t.skills)
-    click.echo(f"wrote {len(tasks)} tasks to {path} and the order to {order_path}")
-    click.echo(coverage_line({skill: coverage[skill] for skill in SKILLS}))
-    click.echo(f'use them: gym.make("LifelongOS-v0", tasks="{path}")')

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lifelong_gym.metrics import LearningCurve, LifelongMetrics
-from lifelong_gym.run.folder import SESSIONS_FILE, read_sessions
-from lifelong_gym.run.run_record import RunIdentity
+from lifelong_gym.results.folder import SESSIONS_FILE, read_sessions
+from lifelong_gym.results.run_record import RunIdentity
 from lifelong_gym.session import Session, SessionStatus
 
 if TYPE_CHECKING:

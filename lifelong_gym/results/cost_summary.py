@@ -1,7 +1,7 @@
 """A run's cost summed: totals and means per task, the memory's share, money; as text.
 
 `cost.json` holds these sums with the price they were priced at; `report` and `compare`
-recompute them from `costs.jsonl` (lifelong_gym.run.cost).
+recompute them from `costs.jsonl` (lifelong_gym.results.costs).
 """
 
 from __future__ import annotations
@@ -11,8 +11,15 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from lifelong_gym.run.cost import CallCost, MemoryUnit, Price, SessionCost, costs_of, plus_known
-from lifelong_gym.run.folder import COST_SUMMARY_FILE, write_json_atomic
+from lifelong_gym.results.costs import (
+    CallCost,
+    MemoryUnit,
+    Price,
+    SessionCost,
+    costs_of,
+    plus_known,
+)
+from lifelong_gym.results.folder import COST_SUMMARY_FILE, write_json_atomic
 from lifelong_gym.session import Session
 
 

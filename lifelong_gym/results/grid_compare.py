@@ -20,11 +20,11 @@ from pydantic import BaseModel, ValidationError
 
 from lifelong_gym.errors import ConfigError, RunDirectoryError
 from lifelong_gym.metrics import wilson_interval
-from lifelong_gym.run.compare import ComparedRun, load_compared_runs
-from lifelong_gym.run.folder import SESSIONS_FILE
-from lifelong_gym.run.gain import describe_gain, paired_gain
-from lifelong_gym.run.html_compare import write_compare_page
-from lifelong_gym.run.html_page import render_page, write_page
+from lifelong_gym.results.compare import ComparedRun, load_compared_runs
+from lifelong_gym.results.folder import SESSIONS_FILE
+from lifelong_gym.results.gain import describe_gain, paired_gain
+from lifelong_gym.results.html_compare import write_compare_page
+from lifelong_gym.results.html_page import render_page, write_page
 
 GRID_FILE = "grid.json"
 COMPARISON_PLOT = "comparison.png"

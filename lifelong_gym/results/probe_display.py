@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from html import escape
 
-from lifelong_gym.run.folder import PROBES_FILE
-from lifelong_gym.run.gain import twin_folder
-from lifelong_gym.run.probe_measures import ProbeMeasures, probe_measures
-from lifelong_gym.run.probes import load_probes
-from lifelong_gym.run.run_record import RunRecord
+from lifelong_gym.results.folder import PROBES_FILE
+from lifelong_gym.results.gain import twin_folder
+from lifelong_gym.results.probe_measures import ProbeMeasures, load_probes, probe_measures
+from lifelong_gym.results.run_record import RunRecord
 
 MEASURES = (("forgetting", "forgetting"), ("BWT", "backward"), ("FWT", "forward"))
 """The per-skill measures shown beside the matrix: their heading and attribute."""

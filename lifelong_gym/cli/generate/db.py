@@ -6,16 +6,11 @@ import logging
 
 import click
 
-from lifelong_gym.generation import (
-    GeneratorOptions,
-    coverage_line,
-    generator_command,
-    write_task_set,
-)
-
-from ..backends import BackendError, make_backend
-from ..tasks import to_record
-from . import generate_tasks, sample_order, skill_counts
+from lifelong_gym.cli.generate import GeneratorOptions, generator_command
+from lifelong_gym.envs.db.backends import BackendError, make_backend
+from lifelong_gym.envs.db.generator import generate_tasks, sample_order, skill_counts
+from lifelong_gym.envs.db.tasks import to_record
+from lifelong_gym.generation import coverage_line, write_task_set
 
 DEFAULT_MYSQL = "mysql://root@127.0.0.1:3306"
 

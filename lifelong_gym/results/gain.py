@@ -17,8 +17,8 @@ import numpy as np
 from pydantic import BaseModel
 
 from lifelong_gym.errors import ConfigError, LifelongGymError
-from lifelong_gym.run.folder import SESSIONS_FILE
-from lifelong_gym.run.run_record import RunRecord, load_run
+from lifelong_gym.results.folder import SESSIONS_FILE
+from lifelong_gym.results.run_record import RunRecord, load_run
 from lifelong_gym.session import Session
 
 STATELESS_FOLDER = "stateless"

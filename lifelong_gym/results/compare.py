@@ -16,8 +16,8 @@ from pathlib import Path
 
 from lifelong_gym.errors import ConfigError
 from lifelong_gym.metrics import LifelongMetrics, describe_errors
-from lifelong_gym.run.folder import CONFIG_FILE, replicates_in
-from lifelong_gym.run.run_record import RunRecord, load_run
+from lifelong_gym.results.folder import CONFIG_FILE, replicates_in
+from lifelong_gym.results.run_record import RunRecord, load_run
 
 MAX_FILE_NAME = 120
 

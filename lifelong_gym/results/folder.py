@@ -43,7 +43,7 @@ from pydantic import ValidationError
 
 from lifelong_gym.errors import RunDirectoryError
 from lifelong_gym.metrics import format_status_counts
-from lifelong_gym.run.content import comparable, refuse_changed_content
+from lifelong_gym.results.content import comparable, refuse_changed_content
 from lifelong_gym.session import Session
 
 STATE_CHANGED = "state_changed"
@@ -51,7 +51,7 @@ SESSIONS_FILE = "sessions.jsonl"
 STATE_FILE = "state.json"
 CONFIG_FILE = "config.json"
 METRICS_FILE = "metrics.json"
-COSTS_FILE = "costs.jsonl"  # each session's cost (lifelong_gym.run.cost)
+COSTS_FILE = "costs.jsonl"  # each session's cost (lifelong_gym.results.costs)
 COST_SUMMARY_FILE = "cost.json"
 PROBES_FILE = "probes.jsonl"  # the probe episodes (lifelong_gym.run.probes)
 STATE_BEFORE_ERROR_FILE = "state.before-error.json"

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from html import escape
 
 from lifelong_gym.methods.reasoning_memory import DETAILS as REASONING_MEMORY
-from lifelong_gym.run.svg_charts import Series, count_chart
+from lifelong_gym.results.svg_charts import Series, count_chart
 from lifelong_gym.session import Session
 
 TOP_RETRIEVED = 10  # rows of the most-retrieved table

@@ -1,9 +1,10 @@
 """The lifelong measures of a run's probes: the accuracy matrix, forgetting, transfer, AULC.
 
-Pure functions of the probe records (`probes.jsonl`, see `probes.py`) and the stream's
-order of skills; docs/metrics.md defines each with its formula and a worked example. A
-probe point is the number of stream tasks finished before it (0, N, 2N, ...): the
-probe at point p saw the stream's tasks 0..p-1, none of task p or later.
+Pure functions of the probe records (`probes.jsonl`, read by `read_probes`; the engine's
+`lifelong_gym.run.probes` plays them) and the stream's order of skills; docs/metrics.md
+defines each with its formula and a worked example. A probe point is the number of stream
+tasks finished before it (0, N, 2N, ...): the probe at point p saw the stream's tasks
+0..p-1, none of task p or later.
 """
 
 from __future__ import annotations
@@ -12,9 +13,12 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
+from lifelong_gym.errors import RunDirectoryError
+from lifelong_gym.results.folder import PROBES_FILE, REPAIR
 from lifelong_gym.session import ERROR_STATUSES
 
 Matrix = dict[int, dict[str, float]]
@@ -29,6 +33,31 @@ class ProbeRecord(BaseModel):
     skills: list[str]
     status: str
     reward: float
+
+
+def read_probes(path: Path) -> tuple[list[ProbeRecord], list[int]]:
+    """The records of a `probes.jsonl` and where each line ends; bytes after the last
+    newline (a write cut short) are ignored, a damaged complete line is an error."""
+    if not path.exists():
+        return [], []
+    complete, newline, _torn = path.read_bytes().rpartition(b"\n")
+    records, ends, offset = [], [], 0
+    for number, line in enumerate(complete.split(b"\n") if newline else [], start=1):
+        offset += len(line) + 1
+        try:
+            records.append(ProbeRecord.model_validate_json(line))
+        except ValidationError as error:
+            problem = error.errors()[0]["msg"]
+            raise RunDirectoryError(
+                f"{path}:{number} is not a probe record ({problem}); {REPAIR}"
+            ) from None
+        ends.append(offset)
+    return records, ends
+
+
+def load_probes(folder: Path) -> list[ProbeRecord]:
+    """The probe records of a run folder (none when it has no `probes.jsonl`)."""
+    return read_probes(folder / PROBES_FILE)[0]
 
 
 @dataclass(frozen=True)

@@ -15,15 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from lifelong_gym.metrics import describe_errors
-from lifelong_gym.run.gain import Gain, twin_and_gain
-from lifelong_gym.run.html_measures import cost_panel, twin_gain_panel
-from lifelong_gym.run.html_memory import has_memory, inserted_chars, memory_panel
-from lifelong_gym.run.html_page import json_block, render_page, write_page
-from lifelong_gym.run.plots import status_bins, status_color, status_rank, window_label
-from lifelong_gym.run.probe_display import probe_panel, run_probes
-from lifelong_gym.run.run_record import RunRecord
-from lifelong_gym.run.svg_charts import Series, SkillBar, line_chart, skill_chart, status_chart
-from lifelong_gym.run.task_reference import TaskReferences, load_references
+from lifelong_gym.results.gain import Gain, twin_and_gain
+from lifelong_gym.results.html_measures import cost_panel, twin_gain_panel
+from lifelong_gym.results.html_memory import has_memory, inserted_chars, memory_panel
+from lifelong_gym.results.html_page import json_block, render_page, write_page
+from lifelong_gym.results.plots import status_bins, status_color, status_rank, window_label
+from lifelong_gym.results.probe_display import probe_panel, run_probes
+from lifelong_gym.results.run_record import RunRecord
+from lifelong_gym.results.svg_charts import Series, SkillBar, line_chart, skill_chart, status_chart
+from lifelong_gym.results.task_reference import TaskReferences, load_references
 from lifelong_gym.session import Role, Session
 
 REPORT_FILE = "report.html"

@@ -6,14 +6,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from lifelong_gym.run.cost_summary import (
+from lifelong_gym.results.cost_summary import (
     CostSummary,
     cost_comparison_rows,
     cost_rows,
     price_text,
 )
-from lifelong_gym.run.gain import RESAMPLES, Gain, GainFigure, paired_gains
-from lifelong_gym.run.run_record import RunRecord
+from lifelong_gym.results.gain import RESAMPLES, Gain, GainFigure, paired_gains
+from lifelong_gym.results.run_record import RunRecord
 
 
 def cost_panel(cost: CostSummary) -> str:

@@ -9,9 +9,9 @@ from typing import Any
 
 from lifelong_gym.errors import RunDirectoryError
 from lifelong_gym.metrics import DEFAULT_WINDOW, LifelongMetrics, compute_metrics
-from lifelong_gym.run.cost import Price
-from lifelong_gym.run.cost_summary import CostSummary, load_cost
-from lifelong_gym.run.folder import CONFIG_FILE, SESSIONS_FILE, read_sessions
+from lifelong_gym.results.cost_summary import CostSummary, load_cost
+from lifelong_gym.results.costs import Price
+from lifelong_gym.results.folder import CONFIG_FILE, SESSIONS_FILE, read_sessions
 from lifelong_gym.session import Session
 
 DEFAULT_TASK_SET = "default"

@@ -15,7 +15,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from lifelong_gym.run.folder import write_text_atomic
+from lifelong_gym.results.folder import write_text_atomic
 
 ASSETS = Path(__file__).parent / "assets"
 # what may not appear raw in a script element, and its JSON escape

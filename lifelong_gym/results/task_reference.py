@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lifelong_gym.errors import LifelongGymError
-from lifelong_gym.run.run_record import DEFAULT_TASK_SET, RunIdentity
+from lifelong_gym.results.run_record import DEFAULT_TASK_SET, RunIdentity
 from lifelong_gym.session import Session
 
 # environment id -> the function that loads its task sets (by shipped name or path)

@@ -10,13 +10,18 @@ from lifelong_gym.metrics import (
     describe_success,
     format_status_counts,
 )
-from lifelong_gym.run.cost import Price
-from lifelong_gym.run.cost_summary import write_cost_summary
-from lifelong_gym.run.folder import METRICS_FILE, write_json_atomic
-from lifelong_gym.run.gain import Gain, twin_and_gain
-from lifelong_gym.run.html_report import write_html_report
-from lifelong_gym.run.plots import LEARNING_CURVE_FILE, PER_SKILL_FILE, STATUSES_FILE, write_plots
-from lifelong_gym.run.run_record import RunRecord, load_run
+from lifelong_gym.results.cost_summary import write_cost_summary
+from lifelong_gym.results.costs import Price
+from lifelong_gym.results.folder import METRICS_FILE, write_json_atomic
+from lifelong_gym.results.gain import Gain, twin_and_gain
+from lifelong_gym.results.html_report import write_html_report
+from lifelong_gym.results.plots import (
+    LEARNING_CURVE_FILE,
+    PER_SKILL_FILE,
+    STATUSES_FILE,
+    write_plots,
+)
+from lifelong_gym.results.run_record import RunRecord, load_run
 
 __all__ = [
     "LEARNING_CURVE_FILE",

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from lifelong_gym.run.plots import StatusBin, status_color
+from lifelong_gym.results.plots import StatusBin, status_color
 
 WIDTH = 600  # the half-width charts; drawn at their size, shrunk on narrow screens
 SKILL_WIDTH = 1000

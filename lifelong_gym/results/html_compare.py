@@ -13,19 +13,19 @@ from pathlib import Path
 from urllib.parse import quote
 
 from lifelong_gym.metrics import describe_errors
-from lifelong_gym.run.compare import ComparedRun, comparison_warnings, solved_by_one
-from lifelong_gym.run.html_measures import cost_comparison_panel, paired_gain_panels
-from lifelong_gym.run.html_page import render_page, write_page
-from lifelong_gym.run.html_report import (
+from lifelong_gym.results.compare import ComparedRun, comparison_warnings, solved_by_one
+from lifelong_gym.results.html_measures import cost_comparison_panel, paired_gain_panels
+from lifelong_gym.results.html_page import render_page, write_page
+from lifelong_gym.results.html_report import (
     REPORT_FILE,
     is_report_current,
     opening_text,
     snippet,
     write_html_report,
 )
-from lifelong_gym.run.probe_display import probe_panel, run_probes
-from lifelong_gym.run.svg_charts import Series, SkillBar, line_chart, skill_chart
-from lifelong_gym.run.task_reference import load_references
+from lifelong_gym.results.probe_display import probe_panel, run_probes
+from lifelong_gym.results.svg_charts import Series, SkillBar, line_chart, skill_chart
+from lifelong_gym.results.task_reference import load_references
 
 PALETTE = ("#1f5f99", "#e45756", "#54a24b", "#b279a2", "#f58518", "#72b7b2", "#9d755d")
 

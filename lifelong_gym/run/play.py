@@ -1,49 +1,29 @@
-"""One run as `lifelong-gym run` plays it: the stream and its stateless twin, the report
-printed, Ctrl-C or SIGTERM ending the command with a line that says how to resume, and
-sessions that errored ending it with a line that says how to play them again.
+"""One run as `lifelong-gym run` plays it: the stream and its stateless twin, each with its
+report printed, then the gain over the twin and the probe measures.
 
-The command line (`lifelong_gym/cli.py`) parses the flags and the config; `grid_cli.py`
-plays each cell of a grid with `run_resumable` too.
+The command (`lifelong_gym.cli.run`) parses the flags and the config and plays each run,
+and each cell of a grid, with `run_with_twin`.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 
 import click
 
-from lifelong_gym.errors import RunAbortedError, RunErrorsError
-from lifelong_gym.metrics import LifelongMetrics, format_status_counts
+from lifelong_gym.errors import RunAbortedError
+from lifelong_gym.metrics import LifelongMetrics
+from lifelong_gym.results.cost_summary import format_cost
+from lifelong_gym.results.gain import format_gain, paired_gain
+from lifelong_gym.results.probe_display import format_probes, run_probes
+from lifelong_gym.results.report import format_report
+from lifelong_gym.results.run_record import load_run
 from lifelong_gym.run.config import RunConfig, build_runner
-from lifelong_gym.run.cost_summary import format_cost
-from lifelong_gym.run.gain import format_gain, paired_gain
-from lifelong_gym.run.probe_display import format_probes, run_probes
-from lifelong_gym.run.report import format_report
-from lifelong_gym.run.run_record import load_run
 from lifelong_gym.run.runner import Runner
-from lifelong_gym.run.sigterm import EXIT_CODE as SIGTERM_EXIT_CODE
 from lifelong_gym.run.sigterm import StopRequest
 
 PlayedRun = tuple[Path, LifelongMetrics]  # a run's folder and the metrics it ended with
-
-
-def run_resumable(config: RunConfig, stop: StopRequest) -> list[PlayedRun]:
-    """One run (and its twin); Ctrl-C or SIGTERM ends the command, saying how to resume."""
-    try:
-        played = run_with_twin(config, stop)
-    except KeyboardInterrupt:
-        click.echo("\ninterrupted; run the same command again to resume", err=True)
-        raise SystemExit(130) from None
-    if stop.requested:
-        click.echo(
-            "stopped on SIGTERM after the tasks in flight; run the same command again to resume",
-            err=True,
-        )
-        raise SystemExit(SIGTERM_EXIT_CODE)
-    return played
 
 
 def run_with_twin(config: RunConfig, stop: StopRequest | None = None) -> list[PlayedRun]:
@@ -92,26 +72,6 @@ def print_measures(config: RunConfig) -> None:
         click.echo(format_gain(paired_gain(run, load_run(config.stateless_twin().output))))
     if (probes := run_probes(run)) is not None:
         click.echo(format_probes(probes))
-
-
-def raise_if_errored(played: Sequence[PlayedRun]) -> None:
-    """Sessions that errored in the runs played, as one `RunErrorsError` line (the command
-    exits with 3): how many, their statuses, and how to play them again."""
-    errored = [(folder, metrics) for folder, metrics in played if metrics.errored]
-    if not errored:
-        return
-    statuses: Counter[str] = Counter()
-    for _, metrics in errored:
-        statuses.update(metrics.errored_counts)
-    counts = format_status_counts(statuses)
-    folders = ", ".join(str(folder) for folder, _ in errored)
-    total = statuses.total()
-    sessions = "1 session" if total == 1 else f"{total} sessions"
-    raise RunErrorsError(
-        f"{sessions} errored ({counts}) in {folders}: not counted in the success rate; fix "
-        "the cause and run the same command with --retry-errors to play them again "
-        "(docs/runner.md)"
-    )
 
 
 def play(runner: Runner, progress: bool) -> LifelongMetrics:
