@@ -6,6 +6,7 @@ import click
 import pytest
 from pydantic import BaseModel, Field
 
+from lifelong_gym.cli import main
 from lifelong_gym.cli.config_flags import flag_settings, model_flags
 from lifelong_gym.cli.run import run
 from lifelong_gym.errors import RunConfigError
@@ -33,7 +34,8 @@ def test_the_documented_flags_keep_their_names():
 
 def settings_of(*args: str) -> RunConfig:
     """The config `lifelong-gym run ARGS` would play, without playing it."""
-    context = run.make_context("run", ["--output", "out", *args])
+    # with the group's settings: click keeps the first help option it makes on the command
+    context = run.make_context("run", ["--output", "out", *args], **main.context_settings)
     flags = flag_settings(RunConfig, context.params)
     return run_config({}, {k: v for k, v in flags.items() if k not in ("config_path", "only")})
 
