@@ -72,7 +72,7 @@ class TransformersModel(LanguageModel):
 
     def _engine(self, config: HFModelConfig) -> Any:
         """The cached decoding of `TransformersPolicy` on this model, or None where it refuses."""
-        from lifelong_gym.training.policy import TransformersPolicy
+        from lifelong_gym.decoding.policy import TransformersPolicy
 
         try:
             engine = TransformersPolicy(
@@ -208,7 +208,7 @@ class TransformersModel(LanguageModel):
             for messages in chunk
         ]
         self._check_room(max(len(p) for p in prompts))
-        from lifelong_gym.training.policy import stop_tokens_of
+        from lifelong_gym.decoding.policy import stop_tokens_of
 
         engine = self.engine
         engine.stop_tokens = stop_tokens_of(self._model, engine.tokens)  # a caller may change them

@@ -25,10 +25,10 @@ from uuid import uuid4
 
 import gymnasium as gym
 
+from lifelong_gym.decoding.chat_tokens import EpisodeTokenizer
 from lifelong_gym.errors import ConfigError, RolloutConfigError
 from lifelong_gym.registration import make_env
 from lifelong_gym.session import SessionStatus
-from lifelong_gym.training.chat_tokens import EpisodeTokenizer
 from lifelong_gym.training.episode import TokenEpisode
 
 try:
