@@ -31,11 +31,11 @@ from datasets import load_dataset
 from trl import SFTConfig, SFTTrainer
 
 from lifelong_gym.agents.models.gguf import smollm2_path
+from lifelong_gym.decoding.policy import load_model
+from lifelong_gym.decoding.precision import native_bf16
 from lifelong_gym.training import TransformersPolicy
 from lifelong_gym.training.chat_templates import training_chat_template
 from lifelong_gym.training.evaluation import evaluate_policy
-from lifelong_gym.training.policy import load_model
-from lifelong_gym.training.precision import native_bf16
 from lifelong_gym.training.sft_export import export_sft
 
 RECIPES = {

@@ -34,11 +34,11 @@ from trl import SFTConfig, SFTTrainer
 
 from lifelong_gym.agents.models.gguf import smollm2_path
 from lifelong_gym.arguments import parse_flag_assignments
+from lifelong_gym.decoding.policy import load_model
+from lifelong_gym.decoding.precision import native_bf16
 from lifelong_gym.training import TransformersPolicy
 from lifelong_gym.training.chat_templates import training_chat_template
 from lifelong_gym.training.evaluation import HeldOutResult, evaluate_policy
-from lifelong_gym.training.policy import load_model
-from lifelong_gym.training.precision import native_bf16
 from lifelong_gym.training.sft_export import METADATA_FILE
 
 

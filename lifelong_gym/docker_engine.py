@@ -6,17 +6,13 @@ import os
 from typing import Any
 
 from lifelong_gym.errors import SandboxError
+from lifelong_gym.extras import import_extra
 from lifelong_gym.reconnect import RECONNECT_TIMEOUT, wait_for_server
 
 
 def docker_client() -> Any:
     """A Docker SDK client from the environment (DOCKER_HOST), or a clear error."""
-    try:
-        import docker
-    except ImportError:
-        raise SandboxError(
-            "containers need the docker SDK: pip install 'lifelong-gym[docker]'"
-        ) from None
+    docker = import_extra("docker", "docker", "running containers")
     try:
         client = docker.from_env(timeout=120)
         client.ping()

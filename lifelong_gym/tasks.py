@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from lifelong_gym.actions import ParsedAction
 from lifelong_gym.errors import TaskFileError
+from lifelong_gym.extras import import_extra
 from lifelong_gym.session import ChatMessage
 from lifelong_gym.skill_tables import SkillTaxonomy
 
@@ -165,12 +166,7 @@ def _read_json_lines(path: Path, text: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _read_parquet(path: Path) -> list[tuple[str, dict[str, Any]]]:
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise TaskFileError(
-            f"{path} is parquet; install pyarrow to read it: pip install 'lifelong-gym[parquet]'"
-        ) from None
+    pq = import_extra("pyarrow.parquet", "parquet", f"reading {path} (parquet)")
     rows = pq.read_table(path).to_pylist()
     return [(_key(r, i), r) for i, r in enumerate(rows)]
 

@@ -98,11 +98,11 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def smollm2_path() -> Path:
     """The SmolLM2-135M-Instruct GGUF file (the real instruct model of the tests), or a skip."""
     from lifelong_gym.agents.models.gguf import smollm2_path as locate
-    from lifelong_gym.errors import ModelConfigError
+    from lifelong_gym.errors import ConfigError
 
     try:
         path = locate()
-    except ModelConfigError as error:
+    except ConfigError as error:  # the package or its file is missing
         pytest.skip(str(error))
     for package in ("torch", "transformers", "gguf", "accelerate"):
         if importlib.util.find_spec(package) is None:

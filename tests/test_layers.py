@@ -1,4 +1,4 @@
-"""The package's layers point down only, as the README's Layout draws them.
+"""The package's layers point down only; the README's Layout quotes `LAYERS` and `WALLS`.
 
 A module may import modules of its own layer and of the layers below it. Beside the
 layers, walls keep two rooms of one level apart (agents read text, not environments), and
@@ -33,19 +33,17 @@ LAYERS = {
     "kit": 1,  # the environment kit, what environments and generators are built with
     "envs": 2,
     "methods": 3,
-    "wrappers": 4,
-    "agents": 4,
-    "training": 5,
-    "integrations": 6,
-    "distributed": 6,
-    "results": 7,  # the run folder's format, which the engine writes through, and its readers
-    "run": 8,
-    "cli": 9,
+    "decoding": 4,
+    "wrappers": 5,
+    "agents": 5,
+    "training": 6,
+    "integrations": 7,
+    "distributed": 7,
+    "results": 8,  # the run folder's format, which the engine writes through, and its readers
+    "run": 9,
+    "cli": 10,
 }
 KIT = {"generation", "splits", "docker_engine", "rootfs_image"}
-#: training's decoding (cached batched generation), which the agents' local models use too:
-#: it sits on the agents' level and imports nothing of training's above it
-DECODING = {"policy", "kv_cache", "chat_tokens", "precision", "sampling"}
 CLI = {"cli", "__main__"}
 #: walls beside the layers: rooms that must not see each other (agents see text, not envs)
 #: (a run's results are read without the agents or the environments: `lifelong-gym report`)
@@ -66,8 +64,6 @@ def area(module: str) -> str:
     parts = module.split(".")
     if len(parts) == 1:
         return "base"
-    if parts[1] == "training" and len(parts) > 2 and parts[2] in DECODING:
-        return "agents"
     if parts[1] in LAYERS:
         return parts[1]
     return "kit" if parts[1] in KIT else "cli" if parts[1] in CLI else "base"
@@ -215,6 +211,8 @@ PLANTED = [
     ("lifelong_gym/results/report.py", "from lifelong_gym.run import runner", "(run)"),
     ("lifelong_gym/results/report.py", "from lifelong_gym.agents import Agent", "(agents)"),
     ("lifelong_gym/results/report.py", "from lifelong_gym.envs.db import env", "(envs)"),
+    ("lifelong_gym/decoding/policy.py", "from lifelong_gym.agents.models import gguf", "(agents)"),
+    ("lifelong_gym/decoding/sampling.py", "from lifelong_gym.training import grpo", "(training)"),
     ("lifelong_gym/errors.py", "from lifelong_gym.session import SessionStatus", "errors.py"),
 ]
 

@@ -72,3 +72,28 @@ def test_the_layout_names_every_module_and_folder_of_the_package():
     assert [n for n in names if n not in layout] == []
     environments = sorted(p.name for p in package.glob("envs/*") if (p / "__init__.py").exists())
     assert environments == ["db", "kg", "os"] and "envs/db|os|kg/" in layout
+
+
+def test_the_layout_quotes_the_layers_the_layer_test_checks():
+    """The README's drawing of the layers and walls is `tests/test_layers.py`'s, row by row."""
+    from tests.test_layers import CLI, KIT, LAYERS, WALLS
+
+    block = re.search(r"^```text\n(.*?)^```$", section("Layout"), re.MULTILINE | re.DOTALL)
+    assert block, "no ```text block of layers in the Layout section"
+    layers, modules, walls = {}, {}, set()
+    for line in block.group(1).splitlines():
+        if line.startswith("walls:"):
+            pairs = line.removeprefix("walls:").split(",")
+            walls = {tuple(w.strip().split(" -/-> ")) for w in pairs}
+            continue
+        level, names, *files = re.split(r"\s{2,}", line.strip())
+        for name in names.split(", "):
+            layers[name] = int(level)
+            modules[name] = (
+                {f.removesuffix(".py").removesuffix("/") for f in files[0].split(", ")}
+                if files
+                else None
+            )
+    assert layers == LAYERS
+    assert walls == WALLS
+    assert (modules["kit"], modules["cli"]) == (KIT, CLI)

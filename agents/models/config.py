@@ -8,9 +8,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from lifelong_gym.decoding.gguf_file import find_gguf
 from lifelong_gym.errors import ModelConfigError
 
-from .gguf import find_gguf, smollm2_path
+from .gguf import smollm2_path
 
 logger = logging.getLogger(__name__)
 

@@ -7,6 +7,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from lifelong_gym.extras import import_extra
 from lifelong_gym.tool_calls import with_argument_objects
 
 from ..base import AgentContextLimitError, AgentError, AgentOutOfMemoryError
@@ -34,8 +35,8 @@ class TransformersModel(LanguageModel):
     reports_usage = True
 
     def __init__(self, config: HFModelConfig):
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        torch = import_extra("torch", "hf", "an hf: model")
+        transformers = import_extra("transformers", "hf", "an hf: model")
 
         self.config = config
         self._torch = torch
@@ -45,8 +46,8 @@ class TransformersModel(LanguageModel):
         try:
             # a GGUF file is de-quantized on load (the `gguf` package), to float32 on CPU
             gguf = {"gguf_file": config.gguf_file} if config.gguf_file else {}
-            self.tokenizer = AutoTokenizer.from_pretrained(config.folder, **gguf)
-            model = AutoModelForCausalLM.from_pretrained(
+            self.tokenizer = transformers.AutoTokenizer.from_pretrained(config.folder, **gguf)
+            model = transformers.AutoModelForCausalLM.from_pretrained(
                 config.folder, dtype=self._dtype(config), **gguf
             )
         except (OSError, ValueError) as error:
@@ -72,7 +73,7 @@ class TransformersModel(LanguageModel):
 
     def _engine(self, config: HFModelConfig) -> Any:
         """The cached decoding of `TransformersPolicy` on this model, or None where it refuses."""
-        from lifelong_gym.training.policy import TransformersPolicy
+        from lifelong_gym.decoding.policy import TransformersPolicy
 
         try:
             engine = TransformersPolicy(
@@ -208,7 +209,7 @@ class TransformersModel(LanguageModel):
             for messages in chunk
         ]
         self._check_room(max(len(p) for p in prompts))
-        from lifelong_gym.training.policy import stop_tokens_of
+        from lifelong_gym.decoding.policy import stop_tokens_of
 
         engine = self.engine
         engine.stop_tokens = stop_tokens_of(self._model, engine.tokens)  # a caller may change them

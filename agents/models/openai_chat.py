@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from lifelong_gym.extras import import_extra
+
 from ..base import AgentContextLimitError, AgentError
 from .base import LanguageModel, Message, Usage
 from .config import ModelConfigError, OpenAIModelConfig
@@ -24,7 +26,7 @@ class OpenAIChatModel(LanguageModel):
     reports_usage = True
 
     def __init__(self, config: OpenAIModelConfig):
-        import openai
+        openai = import_extra("openai", "openai", "an openai: model")
 
         self.config = config
         self._openai = openai

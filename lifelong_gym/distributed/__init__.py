@@ -6,17 +6,12 @@ import this package. See docs/distributed.md.
 
 from __future__ import annotations
 
-from lifelong_gym.errors import BackendError
+from lifelong_gym.extras import import_extra
 
-try:
-    import ray  # noqa: F401 - fail here, with the fix, rather than deep in a call
-except ImportError:
-    raise BackendError(
-        "lifelong_gym.distributed needs Ray: pip install 'lifelong-gym[ray]'"
-    ) from None
+import_extra("ray", "ray", "lifelong_gym.distributed")  # here, with the fix, not deep in a call
 
-from lifelong_gym.distributed.actor import EnvActor, EnvServer, start_env_actor
-from lifelong_gym.distributed.actor_env import ActorEnv, connect
-from lifelong_gym.distributed.vector import RayVectorEnv
+from lifelong_gym.distributed.actor import EnvActor, EnvServer, start_env_actor  # noqa: E402
+from lifelong_gym.distributed.actor_env import ActorEnv, connect  # noqa: E402
+from lifelong_gym.distributed.vector import RayVectorEnv  # noqa: E402
 
 __all__ = ["ActorEnv", "EnvActor", "EnvServer", "RayVectorEnv", "connect", "start_env_actor"]

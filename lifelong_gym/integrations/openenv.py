@@ -40,34 +40,42 @@ from typing import Any
 
 import gymnasium as gym
 
-from lifelong_gym.errors import ConfigError, MissingExtraError, SessionLostError
+from lifelong_gym.errors import ConfigError, SessionLostError
+from lifelong_gym.extras import import_extra
 from lifelong_gym.integrations.serving import listen, plain_info, raise_open_files_limit
 from lifelong_gym.registration import make_env
 
-try:
-    from fastapi import FastAPI, Request
-    from fastapi.responses import JSONResponse
-    from openenv.core.client_types import StepResult
-    from openenv.core.env_client import EnvClient
-    from openenv.core.env_server.exceptions import SessionCapacityError
-    from openenv.core.env_server.http_server import HTTPEnvServer
-    from openenv.core.env_server.interfaces import Environment
-    from openenv.core.env_server.types import (
-        Action,
-        ConcurrencyConfig,
-        Observation,
-        State,
-        WSErrorCode,
-    )
-    from pydantic import Field
-    from websockets.exceptions import ConnectionClosed
-    from websockets.protocol import State as ConnectionState
-except ImportError as error:  # pragma: no cover - the message is the point
-    raise MissingExtraError(
-        f"lifelong_gym.integrations.openenv (LifelongEnvClient, and the server of "
-        f"`lifelong-gym serve`) needs the openenv package ({error.name} is missing): "
-        "pip install 'lifelong-gym[openenv]'"
-    ) from None
+_PURPOSE = "lifelong_gym.integrations.openenv (LifelongEnvClient, and `lifelong-gym serve`)"
+for _module in (
+    "fastapi.responses",
+    "openenv.core.client_types",
+    "openenv.core.env_client",
+    "openenv.core.env_server.exceptions",
+    "openenv.core.env_server.http_server",
+    "openenv.core.env_server.interfaces",
+    "openenv.core.env_server.types",
+    "websockets.exceptions",
+    "websockets.protocol",
+):
+    import_extra(_module, "openenv", _PURPOSE)  # each module the names below come from
+
+from fastapi import FastAPI, Request  # noqa: E402
+from fastapi.responses import JSONResponse  # noqa: E402
+from openenv.core.client_types import StepResult  # noqa: E402
+from openenv.core.env_client import EnvClient  # noqa: E402
+from openenv.core.env_server.exceptions import SessionCapacityError  # noqa: E402
+from openenv.core.env_server.http_server import HTTPEnvServer  # noqa: E402
+from openenv.core.env_server.interfaces import Environment  # noqa: E402
+from openenv.core.env_server.types import (  # noqa: E402
+    Action,
+    ConcurrencyConfig,
+    Observation,
+    State,
+    WSErrorCode,
+)
+from pydantic import Field  # noqa: E402
+from websockets.exceptions import ConnectionClosed  # noqa: E402
+from websockets.protocol import State as ConnectionState  # noqa: E402
 
 # The largest WebSocket message the server reads; a bigger one closes the connection
 # with code 1009 (message too big). Replies the environment takes are far smaller.

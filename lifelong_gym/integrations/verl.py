@@ -25,24 +25,14 @@ from uuid import uuid4
 
 import gymnasium as gym
 
-from lifelong_gym.errors import ConfigError, RolloutConfigError
+from lifelong_gym.decoding.chat_tokens import EpisodeTokenizer
+from lifelong_gym.errors import RolloutConfigError
+from lifelong_gym.extras import import_extra
 from lifelong_gym.registration import make_env
 from lifelong_gym.session import SessionStatus
-from lifelong_gym.training.chat_tokens import EpisodeTokenizer
 from lifelong_gym.training.episode import TokenEpisode
 
-try:
-    from verl.experimental.agent_loop.agent_loop import (
-        AgentLoopBase,
-        AgentLoopMetrics,
-        AgentLoopOutput,
-        register,
-    )
-except ImportError as error:  # pragma: no cover - the message is the point
-    raise ConfigError(
-        f"the verl agent loop needs verl ({error.name} is missing): "
-        "pip install 'lifelong-gym[verl]'"
-    ) from None
+_loop = import_extra("verl.experimental.agent_loop.agent_loop", "verl", "the verl agent loop")
 
 AGENT_NAME = "lifelong_gym"
 
@@ -66,8 +56,8 @@ def dataset_row(env_id: str, task_index: int, **env_kwargs: Any) -> dict[str, An
     }
 
 
-@register(AGENT_NAME)
-class LifelongAgentLoop(AgentLoopBase):
+@_loop.register(AGENT_NAME)
+class LifelongAgentLoop(_loop.AgentLoopBase):
     """Plays one episode of the row's environment with verl's rollout server."""
 
     def __init__(self, *args: Any, **kwargs: Any):
@@ -77,7 +67,7 @@ class LifelongAgentLoop(AgentLoopBase):
         self.stop_ids = self.tokens.turn_end_ids()
         self._logprobs = True  # whether the server sent logprobs with every reply
 
-    async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
+    async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> _loop.AgentLoopOutput:
         """Play the episode that the row's `extra_info` names; return its token record."""
         spec = _episode_spec(kwargs.get("extra_info"))
         env = await self._call(make_env, spec["env_id"], spec["env_kwargs"])
@@ -86,7 +76,7 @@ class LifelongAgentLoop(AgentLoopBase):
         finally:
             await self._call(env.close)
         limit = self.response_length
-        return AgentLoopOutput(
+        return _loop.AgentLoopOutput(
             prompt_ids=episode.prompt_ids,
             response_ids=episode.completion_ids[:limit],
             response_mask=episode.loss_mask[:limit],
@@ -94,7 +84,7 @@ class LifelongAgentLoop(AgentLoopBase):
             response_logprobs=episode.logprobs[:limit] if self._logprobs else None,
             reward_score=episode.reward,
             num_turns=2 * episode.turns,  # the prompt, each reply, each observation read
-            metrics=AgentLoopMetrics(),
+            metrics=_loop.AgentLoopMetrics(),
             extra_fields={
                 "status": episode.status,
                 "outcome": episode.outcome,

@@ -15,11 +15,11 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.vector import AutoresetMode
 
+from lifelong_gym.decoding.policy import TransformersPolicy
 from lifelong_gym.metrics import wilson_interval
 from lifelong_gym.registration import checked_env_kwargs
 
 from .episode import TokenEpisode
-from .policy import TransformersPolicy
 from .rollout import collect_episodes
 
 

@@ -8,8 +8,9 @@ from typing import Any
 
 import torch
 
+from lifelong_gym.decoding.sampling import sampling_logprobs
+
 from .episode import TokenEpisode
-from .sampling import sampling_logprobs
 
 
 @dataclass

@@ -23,10 +23,10 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
+from lifelong_gym.decoding.policy import Generation, TransformersPolicy
 from lifelong_gym.errors import RolloutConfigError
 
 from .episode import TokenEpisode
-from .policy import Generation, TransformersPolicy
 
 FILLER_REPLY = ""
 

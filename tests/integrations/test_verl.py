@@ -24,9 +24,9 @@ from verl.experimental.agent_loop.agent_loop import (  # noqa: E402
 from verl.utils.dataset.rl_dataset import RLHFDataset  # noqa: E402
 from verl.workers.rollout.replica import TokenOutput  # noqa: E402
 
+from lifelong_gym.decoding.chat_tokens import EpisodeTokenizer  # noqa: E402
 from lifelong_gym.integrations.verl import LifelongAgentLoop, dataset_row  # noqa: E402
 from lifelong_gym.session import Role, Session  # noqa: E402
-from lifelong_gym.training.chat_tokens import EpisodeTokenizer  # noqa: E402
 
 from ..test_examples import run as run_example  # noqa: E402
 

@@ -26,12 +26,12 @@ def smollm2_policy():
     pytest.importorskip("gguf", reason="loading GGUF files needs the gguf package")
     pytest.importorskip("accelerate", reason="loading GGUF files needs accelerate")
     from lifelong_gym.agents.models.gguf import smollm2_path
-    from lifelong_gym.errors import ModelConfigError
+    from lifelong_gym.errors import ConfigError
     from lifelong_gym.training import TransformersPolicy
 
     try:
         path = smollm2_path()
-    except ModelConfigError as error:
+    except ConfigError as error:  # the package or its file is missing
         pytest.skip(str(error))
     return TransformersPolicy(path, max_new_tokens=40, temperature=1.0, seed=0)
 

@@ -7,8 +7,8 @@ import pytest
 import torch
 from gymnasium.vector import AutoresetMode
 
+from lifelong_gym.decoding.chat_tokens import render
 from lifelong_gym.training import TokenEpisode, TransformersPolicy, collect_episodes
-from lifelong_gym.training.chat_tokens import render
 
 from .conftest import db_env
 

@@ -11,11 +11,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from lifelong_gym.agents.models.gguf import find_gguf
 from lifelong_gym.errors import ModelConfigError
 
 from . import kv_cache
 from .chat_tokens import EpisodeTokenizer
+from .gguf_file import find_gguf
 from .precision import native_bf16
 from .sampling import sample
 

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
+from lifelong_gym.decoding.kv_cache import common_prefix
 from lifelong_gym.errors import ChatTemplateError, ModelConfigError
 from lifelong_gym.training import TransformersPolicy
-from lifelong_gym.training.kv_cache import common_prefix
 
 
 def test_a_batch_with_a_shared_prefix_generates_what_each_prompt_does_alone(tiny_model_dir):
@@ -161,7 +161,7 @@ def test_a_batch_cache_writes_new_states_in_place_and_grows_when_full():
     read back are always exactly the ones written, in order."""
     import torch
 
-    from lifelong_gym.training.kv_cache import RoomyLayer
+    from lifelong_gym.decoding.kv_cache import RoomyLayer
 
     written = torch.arange(2 * 1 * 3 * 2, dtype=torch.float32).reshape(2, 1, 3, 2)
     keys = torch.zeros(2, 1, 4, 2)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from lifelong_gym.training.precision import cpu_flags, native_bf16
+from lifelong_gym.decoding.precision import cpu_flags, native_bf16
 
 
 def write_cpuinfo(path: Path, flags: str) -> Path:
@@ -35,7 +35,8 @@ def test_a_bfloat16_policy_on_a_cpu_that_emulates_it_says_so(
 ):
     import torch
 
-    from lifelong_gym.training import TransformersPolicy, policy
+    from lifelong_gym.decoding import policy
+    from lifelong_gym.training import TransformersPolicy
 
     monkeypatch.setattr(policy, "native_bf16", lambda: native)
     TransformersPolicy(tiny_model_dir, dtype=torch.bfloat16, device="cpu")

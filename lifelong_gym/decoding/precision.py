@@ -26,6 +26,6 @@ def native_bf16(flags: frozenset[str] | None = None) -> bool:
 
     Only then is bf16 autocast worth it: where the CPU lacks these instructions, PyTorch
     converts every operand to float32 and back, and a forward and backward under autocast
-    is slower than in float32 (measured in docs/training.md).
+    is slower than in float32 (measured in docs/results.md).
     """
     return bool((cpu_flags() if flags is None else flags) & NATIVE_BF16_FLAGS)
