@@ -17,6 +17,8 @@ from lifelong_gym.extras import import_extra
 def absent(monkeypatch: pytest.MonkeyPatch, *packages: str) -> None:
     """As if `packages` were not installed, even where they are imported already."""
     for name in packages:
+        for loaded in [m for m in sys.modules if m.startswith(f"{name}.")]:
+            monkeypatch.setitem(sys.modules, loaded, None)
         monkeypatch.setitem(sys.modules, name, None)
 
 
@@ -107,3 +109,11 @@ def test_an_openai_model_without_the_sdk_names_its_extra(monkeypatch: pytest.Mon
     absent(monkeypatch, "openai")
     with pytest.raises(MissingExtraError, match=r"pip install 'lifelong-gym\[openai\]'"):
         OpenAIChatModel(config)
+
+
+def test_the_mysql_backend_without_pymysql_names_its_extra(monkeypatch: pytest.MonkeyPatch):
+    from lifelong_gym.envs.db.backends.mysql.backend import MysqlBackend
+
+    absent(monkeypatch, "pymysql")
+    with pytest.raises(MissingExtraError, match=r"pip install 'lifelong-gym\[mysql\]'"):
+        MysqlBackend("mysql://root@127.0.0.1:3306")

@@ -19,6 +19,7 @@ import secrets
 import socket
 from typing import Any
 
+from lifelong_gym.extras import import_extra
 from lifelong_gym.processes import process_alive
 from lifelong_gym.reconnect import RECONNECT_TIMEOUT, wait_for_server
 
@@ -80,16 +81,6 @@ def grant_pattern(database: str) -> str:
     return quote(escaped)
 
 
-def _pymysql():
-    try:
-        import pymysql
-    except ImportError:
-        raise BackendError(
-            "backend='mysql' needs PyMySQL: pip install 'lifelong-gym[mysql]'"
-        ) from None
-    return pymysql
-
-
 class MysqlBackend(DatabaseBackend):
     """Runs each task in its own database on a shared MySQL or MariaDB server."""
 
@@ -108,7 +99,7 @@ class MysqlBackend(DatabaseBackend):
         self.reconnect_timeout = reconnect_timeout
         # scoring and dropping get one statement's time, and whole seconds of lock waits
         self.cleanup_timeout = max(1.0, self.statement_timeout)
-        self._pymysql = _pymysql()
+        self._pymysql = import_extra("pymysql", "mysql", "backend='mysql'")
         self._server = parse_url(url)
         self._where = f"{self._server['host']}:{self._server['port']}"
         self._owner = f"{_HOST_TAG}_{os.getpid()}"
