@@ -141,16 +141,6 @@ def test_a_named_set_in_a_named_folder_is_loaded_with_its_order(tmp_path: Path):
     assert len(tasks) == 30
 
 
-@pytest.mark.parametrize(("environment", "out"), [("db", "sets/db.jsonl"), ("kg", "sets/train")])
-def test_the_older_out_flag_is_refused_naming_the_new(tmp_path: Path, environment: str, out: str):
-    result = generate(environment, "--out", str(tmp_path / out))
-    assert result.exit_code == 1
-    assert result.output.strip().splitlines() == [
-        "Error: --out is now --output DIR (or --output FILE.jsonl) with --name NAME"
-    ]
-    assert not (tmp_path / "sets").exists()
-
-
 def test_an_output_that_is_neither_folder_nor_jsonl_is_one_clear_error(tmp_path: Path):
     result = generate("kg", "--output", str(tmp_path / "tasks.txt"))
     assert result.exit_code == 1

@@ -75,6 +75,21 @@ class MethodWrapper(gym.Wrapper[str, str, str, str]):
     `info["memory"]` at reset lists what the method inserted (`session.inserted_memory()`).
     A subclass may say, in `reset_info`, what else the reset's info adds, and may set
     `self.method` itself instead of passing it.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import lifelong_gym
+        >>> from lifelong_gym.methods import Method
+        >>> class Note(Method):
+        ...     def start(self, session):
+        ...         session.insert_memory("Check the column names first.", title="note")
+        >>> env = Note().as_wrapper(gym.make("LifelongDB-v0"))
+        >>> obs, info = env.reset(options={"task_index": 0})
+        >>> [(m["title"], m["text"]) for m in info["memory"]]
+        [('note', 'Check the column names first.')]
+        >>> obs.index("Check the column names first.") < obs.rindex("Task: ")  # before the task
+        True
+        >>> env.close()
     """
 
     method: Method

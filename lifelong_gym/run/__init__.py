@@ -1,7 +1,6 @@
 """The run engine: the runner, its callbacks and registry, probes, the cost meter, config.
 
-Everything here stands on the environments, methods, wrappers and agents, and writes the
-run folder through `lifelong_gym.results`; nothing below imports it.
+It writes the run folder through `lifelong_gym.results`.
 """
 
 from .callbacks import EVENTS, Callback, RunState, SessionControl

@@ -15,7 +15,6 @@ from typing import Any
 
 import click
 
-from lifelong_gym.errors import ConfigError
 from lifelong_gym.generation import (
     DEFAULT_NAME,
     DEFAULT_OUTPUT,
@@ -81,10 +80,6 @@ def generator_command(
 
     def decorate(generate: Callable[..., None]) -> click.Command:
         def callback(**flags: Any) -> None:
-            if flags.pop("out") is not None:
-                raise ConfigError(
-                    f"--out is now --output DIR (or --output FILE{TASKS_SUFFIX}) with --name NAME"
-                )
             name, seed, split = flags.pop("name"), flags.pop("seed"), flags.pop("split")
             options = GeneratorOptions(
                 path=task_file(flags.pop("output"), environment, split_name(name, split)),
@@ -103,8 +98,6 @@ def generator_command(
                 help=f"The folder to write into, or the {TASKS_SUFFIX} file to write "
                 f"(default ./{DEFAULT_OUTPUT}/{environment}/).",
             ),
-            # the older spelling (DB's --out FILE, KG's --out DIR/SPLIT): refused, naming the new
-            click.Option(["--out"], type=click.Path(path_type=Path), hidden=True),
             click.Option(
                 ["--name"],
                 default=DEFAULT_NAME,
