@@ -5,6 +5,8 @@ from __future__ import annotations
 import click
 
 from lifelong_gym.arguments import parse_flag_assignments
+from lifelong_gym.errors import CallbackSpecError
+from lifelong_gym.methods import Method
 
 
 @click.group()
@@ -24,6 +26,12 @@ def export() -> None:
     help="The replies as the benchmark's text actions or as native tool calls.",
 )
 @click.option("--env-arg", "env_args", multiple=True, help="Environment argument key=value.")
+@click.option(
+    "--method",
+    "method_spec",
+    help="A method callback (NAME[:key=value,...], as --callback takes): the tasks are played "
+    "as a stream through it, so each prompt holds what the method inserted.",
+)
 @click.option("--overwrite", is_flag=True, help="Replace a dataset already in --out.")
 @click.option("--no-progress", "progress", is_flag=True, flag_value=False, default=True)
 def export_sft(
@@ -32,11 +40,14 @@ def export_sft(
     out: str,
     action_format: str,
     env_args: tuple[str, ...],
+    method_spec: str | None,
     overwrite: bool,
     progress: bool,
 ) -> None:
     """The oracle's solved episodes as an SFT dataset (parquet, TRL's conversational format)."""
     from lifelong_gym.training.sft_export import export_sft as write
+
+    method = method_of(method_spec) if method_spec else None
 
     summary = write(
         env_id,
@@ -46,9 +57,25 @@ def export_sft(
         env_kwargs=parse_flag_assignments("--env-arg", env_args),
         overwrite=overwrite,
         progress=progress,
+        method=method,
+        method_spec=method_spec,
     )
     left_out = f" ({summary.left_out} unsolved tasks left out)" if summary.left_out else ""
     click.echo(f"wrote {summary.rows} demonstrations to {summary.folder}{left_out}")
+
+
+def method_of(spec: str) -> Method:
+    """The method a `--callback`-style spec names; a callback that is no method is one line."""
+    from lifelong_gym.run.method_callbacks import MethodCallback
+    from lifelong_gym.run.registry import make_callback
+
+    callback = make_callback(spec)
+    if not isinstance(callback, MethodCallback):
+        raise CallbackSpecError(
+            f"--method {spec}: {type(callback).__name__} is a callback, not a method "
+            "(lifelong_gym.methods.Method) that writes into prompts"
+        )
+    return callback.method
 
 
 @export.command("harbor")

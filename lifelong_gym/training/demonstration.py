@@ -16,6 +16,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from lifelong_gym.methods import Method
 from lifelong_gym.registration import make_env
 from lifelong_gym.session import to_messages, until_last_reply
 from lifelong_gym.tool_calls import with_argument_objects
@@ -61,6 +62,7 @@ def demonstrations(
     system_prompt: str | None = None,
     solved_only: bool = True,
     progress: bool = False,
+    method: Method | None = None,
     **env_kwargs: Any,
 ) -> Iterator[Demonstration]:
     """Play each task's reference solution through `gym.make(env_id, ...)` and yield it.
@@ -70,11 +72,18 @@ def demonstrations(
     `system_prompt`, when given, opens each conversation as the system message an agent
     would send. With `solved_only` (default) an episode the oracle did not solve is left
     out, and the count is logged at the end.
+
+    With a `method`, the tasks are played in order as a stream through it (its `start` before
+    each, its `finish` after), so each opening prompt holds what the method inserted there:
+    the prompts a run of the method shows, for a model to learn to read them.
     """
     kwargs = dict(env_kwargs, action_format=action_format)
     if tasks is not None:
         kwargs["tasks"] = tasks
     env = make_env(env_id, kwargs)
+    if method is not None:
+        method.setup(None, env)
+        env = method.as_wrapper(env)
     try:
         base = env.unwrapped
         chosen = list(task_indices) if task_indices is not None else list(base.tasks.order)

@@ -16,6 +16,7 @@ from typing import Any
 
 from lifelong_gym.errors import ConfigError
 from lifelong_gym.extras import import_extra
+from lifelong_gym.methods import Method
 
 from .demonstration import demonstrations
 
@@ -46,15 +47,26 @@ def export_sft(
     env_kwargs: dict[str, Any] | None = None,
     overwrite: bool = False,
     progress: bool = True,
+    method: Method | None = None,
+    method_spec: str | None = None,
 ) -> ExportSummary:
-    """Play every task's reference solution and write the episodes as an SFT dataset."""
+    """Play every task's reference solution and write the episodes as an SFT dataset.
+
+    With a `method` (named `method_spec` in the metadata), the tasks are played as a stream
+    through it and each opening prompt holds what it inserted (`demonstrations`)."""
     datasets = import_extra("datasets", "train", "exporting an SFT dataset")
     folder = Path(out)
     if (folder / DATA_FILE).exists() and not overwrite:
         raise ConfigError(f"{folder / DATA_FILE} exists; pass --overwrite or another --out")
     played = list(
         demonstrations(
-            env_id, tasks, action_format, solved_only=False, progress=progress, **(env_kwargs or {})
+            env_id,
+            tasks,
+            action_format,
+            solved_only=False,
+            progress=progress,
+            method=method,
+            **(env_kwargs or {}),
         )
     )
     rows = [demo.row() for demo in played if demo.reward >= 1.0]
@@ -78,6 +90,7 @@ def export_sft(
         "tasks": tasks,
         "action_format": action_format,
         "env_kwargs": env_kwargs or {},
+        "method": method_spec,
         "rows": len(rows),
         "tasks_played": len(played),
     }

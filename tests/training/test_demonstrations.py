@@ -242,3 +242,46 @@ def test_import_lifelong_gym_training_needs_no_torch_for_demonstrations():
 
 
 assert lifelong_gym  # registers the ids the tests make
+
+
+def test_a_method_export_shows_the_prompts_a_run_of_the_method_shows(tmp_path):
+    """`demonstrations(method=...)` plays the tasks as a stream through the method: each
+    opening prompt is the one a run with that callback and the oracle shows."""
+    from lifelong_gym.agents import OracleAgent
+    from lifelong_gym.methods import ExperienceReplayMethod
+    from lifelong_gym.run import ExperienceReplayCallback, Runner
+    from lifelong_gym.session import Session
+
+    env = gym.make("LifelongDB-v0")
+    agent = OracleAgent(env.unwrapped.tasks)
+    Runner(env, agent, [ExperienceReplayCallback(n=2)], output=tmp_path / "run", max_tasks=6,
+           progress=False, plots=False).run()  # fmt: skip
+    env.close()
+    lines = (tmp_path / "run" / "sessions.jsonl").read_bytes().splitlines()
+    sessions = [Session.model_validate_json(line) for line in lines]
+    order = [s.task_index for s in sessions]
+    rows = list(
+        demonstrations("LifelongDB-v0", task_indices=order, method=ExperienceReplayMethod(n=2))
+    )
+    assert [row.task_index for row in rows] == order
+    openings = [row.messages[0]["content"] for row in rows]
+    assert openings == [s.chat_history[0].content for s in sessions]
+    assert sum("### Earlier task" in opening for opening in openings) >= 4  # replay shows
+
+
+def test_export_through_a_method_names_it_and_refuses_a_callback_that_is_none(tmp_path):
+    from datasets import load_dataset
+
+    shipped = ROOT / "lifelong_gym" / "data" / "db" / "default.jsonl"
+    tasks = tmp_path / "few.jsonl"
+    tasks.write_text("".join(shipped.read_text().splitlines(keepends=True)[:5]))
+    code, out = export("--tasks", str(tasks), "--out", str(tmp_path / "replay"),
+                       "--method", "experience_replay:n=2")  # fmt: skip
+    assert code == 0, out
+    metadata = json.loads((tmp_path / "replay" / "metadata.json").read_text())
+    assert metadata["method"] == "experience_replay:n=2"
+    rows = load_dataset(str(tmp_path / "replay"), split="train")
+    assert "### Earlier task" in rows[-1]["messages"][0]["content"]
+    code, out = export("--tasks", str(tasks), "--out", str(tmp_path / "x"),
+                       "--method", "online_training")  # fmt: skip
+    assert code == 1 and out.count("\n") == 1 and "not a method" in out
