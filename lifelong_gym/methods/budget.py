@@ -19,6 +19,8 @@ def agent_model(purpose: str, agent: Any) -> Any:
     """The agent's own language model, or one line saying `purpose` needs one."""
     model = model_of(agent)
     if not callable(getattr(model, "generate", None)):
+        if agent is None:  # a method played without an agent (`export sft --method`)
+            raise CallbackSpecError(f"{purpose} with an agent's model, and no agent plays here")
         raise CallbackSpecError(
             f"{purpose} with the agent's model, and the {type(agent).__name__} agent has "
             "none: use a model agent (hf:..., openai:...)"

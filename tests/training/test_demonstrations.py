@@ -285,3 +285,6 @@ def test_export_through_a_method_names_it_and_refuses_a_callback_that_is_none(tm
     code, out = export("--tasks", str(tasks), "--out", str(tmp_path / "x"),
                        "--method", "online_training")  # fmt: skip
     assert code == 1 and out.count("\n") == 1 and "not a method" in out
+    code, out = export("--tasks", str(tasks), "--out", str(tmp_path / "y"),
+                       "--method", "reasoning_memory")  # fmt: skip
+    assert code == 1 and out.count("\n") == 1 and "no agent plays here" in out
