@@ -37,7 +37,11 @@ class RunConfig(RunSettings):
     """
 
     env: str = Field("LifelongDB-v0", description="registered environment id")
-    agent: str = Field("oracle", description="agent spec, e.g. oracle or model:NAME")
+    agent: str = Field(
+        "oracle",
+        description="agent spec: oracle, planted[:k=2,...], hf:FOLDER, openai:MODEL, "
+        "model:NAME, module:Class (docs/agents.md)",
+    )
     models: list[dict[str, Any]] = Field(
         default_factory=list, description="the model pool: one config (a mapping) per model"
     )
