@@ -15,7 +15,13 @@ and `examples/grpo_train.py --model FOLDER` load).
 
 The evaluation plays each held-out task once in the standard environment (the benchmark's
 prompt, its turn limit, its binary reward), greedily, and prints success with its 95%
-interval, before training (`--eval-before`) and after, and per skill. The environment is the
+interval, before training (`--eval-before`) and after, and per skill. `--eval-tasks` takes
+several task files: the first is the held-out split, the others are measured after training
+beside it (tasks nobody here wrote, to see what transfers:
+`--eval-tasks tasks/db/validation.jsonl ../shared/external/agentbench/data/dbbench/standard.jsonl`).
+`--data` takes several exports too, shuffled together (by `--seed`): plain demonstrations
+and a method's (`lifelong-gym export sft --method experience_replay:n=4`), so that the model
+learns to read replayed experiences as well as to work without them. The environment is the
 one the demonstrations were exported from; `--eval-env-arg KEY=VALUE` gives it arguments
 (a generated KG's graph: `--eval-env-arg graph=tasks/kg/graph.nt.gz`).
 """
@@ -28,7 +34,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
-from datasets import load_dataset
+from datasets import concatenate_datasets, load_dataset
 from transformers import HfArgumentParser, TrainerCallback
 from trl import SFTConfig, SFTTrainer
 
@@ -45,7 +51,8 @@ from lifelong_gym.training.sft_export import METADATA_FILE
 @dataclass
 class Config:
     model: str = ""  # a model folder (`lifelong-gym model smollm2 DIR`); empty: SmolLM2's GGUF
-    data: str = ""  # a folder written by `lifelong-gym export sft`
+    # folders written by `lifelong-gym export sft` (several: mixed, e.g. plain and a method's)
+    data: list[str] = field(default_factory=list)
     output: str = "runs/sft-warmstart"  # the trained model's folder
     env_id: str = ""  # empty: the env the demonstrations were exported from
     seed: int = 0
@@ -66,7 +73,9 @@ class Config:
     lora_rank: int = 0  # 0: every weight is trained; > 0: LoRA adapters, merged when saved
     time_budget_minutes: float = 0.0  # stop training after this long (0: no limit)
     # held-out evaluation
-    eval_tasks: str = ""  # a task file of the env (no text shared with the training tasks)
+    # task files of the env: the first is the held-out set (no text shared with the training
+    # tasks), measured before and after; the others (tasks nobody here wrote) after training
+    eval_tasks: list[str] = field(default_factory=list)
     eval_env_args: list[str] = field(default_factory=list)  # KEY=VALUE arguments of the env
     eval_episodes: int = 100
     eval_before: bool = False
@@ -74,7 +83,7 @@ class Config:
     max_new_tokens: int = 256
 
 
-def evaluate(model, tokenizer, config: Config, label: str) -> HeldOutResult:
+def evaluate(model, tokenizer, config: Config, tasks: str, label: str) -> HeldOutResult:
     """Greedy held-out success in the standard environment, printed with its interval.
 
     The weights stay in float32, as `--agent hf:FOLDER` runs them on a CPU.
@@ -89,7 +98,7 @@ def evaluate(model, tokenizer, config: Config, label: str) -> HeldOutResult:
     result = evaluate_policy(
         policy,
         config.env_id,
-        tasks=config.eval_tasks,
+        tasks=tasks,
         episodes=config.eval_episodes,
         num_envs=config.eval_envs,
         **parse_flag_assignments("--env-arg", config.eval_env_args),
@@ -115,14 +124,37 @@ class TimeBudget(TrainerCallback):
 
 
 def demonstrated_env(config: Config) -> str:
-    """The env the demonstrations were exported from (`--env-id` must agree with it)."""
-    metadata = Path(config.data) / METADATA_FILE
-    exported = json.loads(metadata.read_text())["env_id"] if metadata.is_file() else None
-    if exported and config.env_id and config.env_id != exported:
-        raise SystemExit(f"--env-id {config.env_id}: the demonstrations are of {exported}")
-    if not (exported or config.env_id):
-        raise SystemExit(f"{config.data} has no {METADATA_FILE}: name the env with --env-id")
-    return config.env_id or exported
+    """The env the demonstrations were exported from (`--env-id` and every folder of
+    `--data` must agree with it)."""
+    if not config.data:
+        raise SystemExit("--data: name the folder(s) `lifelong-gym export sft` wrote")
+    exported = set()
+    for folder in config.data:
+        metadata = Path(folder) / METADATA_FILE
+        if metadata.is_file():
+            exported.add(json.loads(metadata.read_text())["env_id"])
+        elif not config.env_id:
+            raise SystemExit(f"{folder} has no {METADATA_FILE}: name the env with --env-id")
+    if len(exported) > 1:
+        raise SystemExit(
+            f"--data: the folders hold demonstrations of {', '.join(sorted(exported))}"
+        )
+    (env_id,) = exported or {config.env_id}
+    if config.env_id and config.env_id != env_id:
+        raise SystemExit(f"--env-id {config.env_id}: the demonstrations are of {env_id}")
+    return env_id
+
+
+def mixed_demonstrations(config: Config):
+    """The demonstrations of every `--data` folder, shuffled together (by `--seed`) when
+    there are several, then the first `--demonstrations` of them."""
+    parts = [
+        load_dataset(folder, split="train").select_columns(["messages"]) for folder in config.data
+    ]
+    dataset = parts[0] if len(parts) == 1 else concatenate_datasets(parts).shuffle(seed=config.seed)
+    if config.demonstrations:
+        dataset = dataset.select(range(min(config.demonstrations, len(dataset))))
+    return dataset
 
 
 def train(config: Config) -> None:
@@ -132,14 +164,14 @@ def train(config: Config) -> None:
     config.env_id = demonstrated_env(config)
     model, tokenizer = load_model(config.model or smollm2_path())
     own_template = tokenizer.chat_template
-    dataset = load_dataset(config.data, split="train").select_columns(["messages"])
-    if config.demonstrations:
-        dataset = dataset.select(range(min(config.demonstrations, len(dataset))))
+    dataset = mixed_demonstrations(config)
     print(f"{len(dataset)} demonstrations; model loaded at {time.monotonic() - started:.0f} s")
 
     results = {}
     if config.eval_tasks and config.eval_before:
-        results["before"] = evaluate(model, tokenizer, config, "before training")
+        results["before"] = evaluate(
+            model, tokenizer, config, config.eval_tasks[0], "before training"
+        )
 
     peft_config = None
     if config.lora_rank > 0:
@@ -199,10 +231,12 @@ def train(config: Config) -> None:
     tokenizer.save_pretrained(config.output)
     print(f"saved {config.output}")
 
-    if config.eval_tasks:
-        results["after"] = evaluate(model, tokenizer, config, "after training")
+    for position, tasks in enumerate(config.eval_tasks):
+        name = "after" if position == 0 else f"after on {tasks}"
+        label = "after training" if position == 0 else f"after training, on {tasks}"
+        results[name] = evaluate(model, tokenizer, config, tasks, label)
         print("per skill (solved/episodes):")
-        for skill, (solved, count) in results["after"].per_skill().items():
+        for skill, (solved, count) in results[name].per_skill().items():
             print(f"  {skill:<50} {solved:3d}/{count:<3d} {solved / count:.2f}")
     summary = {
         "config": asdict(config),

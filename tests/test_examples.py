@@ -151,9 +151,7 @@ def test_sft_warmstart_on_kg_evaluates_in_the_env_of_its_demonstrations(tiny_mod
 
 def test_sft_warmstart_refuses_an_env_other_than_its_demonstrations(sft_checkpoint, tmp_path):
     """--env-id that contradicts the export is one line, before any model is loaded."""
-    data = Path(
-        json.loads((sft_checkpoint.folder / "warmstart.json").read_text())["config"]["data"]
-    )
+    (data,) = json.loads((sft_checkpoint.folder / "warmstart.json").read_text())["config"]["data"]
     done = subprocess.run(
         [sys.executable, str(EXAMPLES / "sft_warmstart.py"), "--data", str(data)]
         + ["--env-id", "LifelongOS-v0", "--output", str(tmp_path / "model")],
@@ -187,3 +185,38 @@ def test_grpo_train_continues_from_a_warm_start_in_the_standard_environment(
     mixed = step.group(1) == "0.500"
     assert int(step.group(3)) == (2 if mixed else 0)
     assert (tmp_path / "grpo" / "config.json").is_file()
+
+
+def test_sft_warmstart_mixes_exports_and_measures_every_eval_set(tiny_model_dir, tmp_path):
+    """Two exports (plain and through experience replay) shuffled together; the first eval
+    set before and after, the second after, each with its own figure and per-skill table."""
+    pytest.importorskip("trl", reason="the SFT example needs TRL: pip install 'lifelong-gym[trl]'")
+    from lifelong_gym.methods import ExperienceReplayMethod
+    from lifelong_gym.training.sft_export import export_sft
+
+    shipped = EXAMPLES.parent / "lifelong_gym" / "data" / "db" / "default.jsonl"
+    few = tmp_path / "few.jsonl"
+    few.write_text("".join(shipped.read_text().splitlines(keepends=True)[:4]))
+    export_sft("LifelongDB-v0", tmp_path / "plain", tasks=str(few), progress=False)
+    export_sft("LifelongDB-v0", tmp_path / "replay", tasks=str(few), progress=False,
+               method=ExperienceReplayMethod(n=2), method_spec="experience_replay:n=2")  # fmt: skip
+    out = run(
+        "sft_warmstart.py",
+        *(
+            "--model",
+            str(tiny_model_dir),
+            "--data",
+            str(tmp_path / "plain"),
+            str(tmp_path / "replay"),
+        ),
+        *("--output", str(tmp_path / "model"), "--warmup-ratio", "0", "--max-length", "4096"),
+        *("--eval-tasks", "default", str(few), "--eval-before"),
+        *("--eval-episodes", "2", "--eval-envs", "2", "--max-new-tokens", "4"),
+    )
+    assert re.search(r"^8 demonstrations; ", out, re.M), out
+    figure = r"success \d\.\d{3} \(\d/2, 95% CI"
+    assert re.search(rf"^before training: {figure}", out, re.M), out
+    assert re.search(rf"^after training: {figure}", out, re.M), out
+    assert re.search(rf"^after training, on {re.escape(str(few))}: {figure}", out, re.M), out
+    summary = json.loads((tmp_path / "model" / "warmstart.json").read_text())
+    assert set(summary) >= {"before", "after", f"after on {few}"}
