@@ -19,7 +19,12 @@ import lifelong_gym  # noqa: F401 - registers the environment ids
 from lifelong_gym.agents.oracle import OracleAgent
 from lifelong_gym.cli import main
 from lifelong_gym.envs.db.backends import BackendError, SqliteBackend, make_backend
-from lifelong_gym.envs.db.generator import SHIPPED_WITH_FAKER, generate_tasks, skills_of
+from lifelong_gym.envs.db.generator import (
+    SHIPPED_WITH_FAKER,
+    generate_tasks,
+    skill_counts,
+    skills_of,
+)
 from lifelong_gym.envs.db.generator.truth import agrees
 from lifelong_gym.envs.db.tasks import to_record
 
@@ -85,10 +90,9 @@ def test_names_with_spaces_are_quoted_with_backticks(plain):
 def test_plain_tasks_carry_the_skills_their_sql_uses_and_cover_each_kind():
     tasks = generate_tasks(120, seed=4, style="plain")
     assert all(t.skills == skills_of(t.reference_sql) for t in tasks)
-    used = Counter(skill for t in tasks for skill in t.skills)
-    for skill in ("select", "insert", "update", "delete", "where_multiple_conditions"):
-        assert used[skill] > 0, skill
-    assert used["order_by_single_column"] and used["limit_only"]
+    assert skill_counts(tasks, "plain") == {
+        skill: count for skill, count in skill_counts(tasks).items() if count
+    }  # every skill plain tasks can use, and no other
     typed = Counter(c.type for t in tasks for c in t.table_info.column_info_list)
     assert typed["TEXT"] and typed["INT"]
     assert any(
@@ -141,3 +145,10 @@ def test_an_unknown_style_is_one_clear_line():
     result = CliRunner().invoke(main, ["generate", "db", "--style", "fancy", "--mysql", ""])
     assert result.exit_code != 0
     assert "'fancy' is not one of 'templated', 'plain', 'mixed'" in result.output
+
+
+def test_a_plain_set_is_summed_up_over_the_skills_plain_tasks_use(tmp_path: Path):
+    args = ["generate", "db", "--style", "plain", "--count", "30", "--mysql", ""]
+    result = CliRunner().invoke(main, [*args, "--output", str(tmp_path / "plain.jsonl")])
+    assert result.exit_code == 0, result.output
+    assert "8 of 8 skills covered;" in result.output

@@ -62,5 +62,5 @@ def main(options: GeneratorOptions, mysql: str, style: str) -> None:
     path, order_path = write_task_set([to_record(task) for task in tasks], order, options.path)
     checked = "checked on MySQL" if check is not None else "not checked on MySQL"
     click.echo(f"wrote {len(tasks)} tasks ({checked}) to {path} and the order to {order_path}")
-    click.echo(coverage_line(skill_counts(tasks)))
+    click.echo(coverage_line(skill_counts(tasks, style)))
     click.echo(f'use them: gym.make("LifelongDB-v0", tasks="{path}")')

@@ -18,7 +18,7 @@ from ..tasks import DBTask, TableInfo
 from .context import Built, Context
 from .domains import DOMAINS, TableMaker
 from .grouped import grouped
-from .plain import plain_task
+from .plain import PLAIN_SKILLS, plain_task
 from .queries import aggregate, listing
 from .sheets import SHEETS, make_sheet
 from .truth import agrees, execute_truth
@@ -175,14 +175,15 @@ def sample_order(indices: list[int], seed: int) -> list[int]:
     return order
 
 
-def skill_counts(tasks: list[DBTask]) -> dict[str, int]:
-    """How many tasks use each of the 22 skills."""
+def skill_counts(tasks: list[DBTask], style: str = "templated") -> dict[str, int]:
+    """How many tasks use each skill that `style` can make (all 22 unless it is plain)."""
     counts = Counter(skill for task in tasks for skill in task.skills)
-    return {skill: counts[skill] for skill in SKILLS}
+    return {skill: counts[skill] for skill in (PLAIN_SKILLS if style == "plain" else SKILLS)}
 
 
 __all__ = [
     "MIN_PER_SKILL",
+    "PLAIN_SKILLS",
     "SHIPPED_WITH_FAKER",
     "SKILLS",
     "STYLES",

@@ -10,6 +10,12 @@ from .context import Built
 from .domains import TableMaker
 from .sheets import GROUP, Column, MadeSheet, label_values, literal, quoted, value
 
+#: The skills plain tasks use (one table, flat conditions, one sort key, LIMIT 1, writes).
+PLAIN_SKILLS = (
+    "select", "insert", "update", "delete", "where_single_condition",
+    "where_multiple_conditions", "order_by_single_column", "limit_only",
+)  # fmt: skip
+
 # (SQL operator, ways to say it)
 _COMPARISONS = (
     (">", ("more than", "greater than", "over", "above")),
@@ -25,6 +31,84 @@ _AGGREGATES = {
 }
 
 
+#: How each kind of task may be worded (at least four ways for each question).
+_PHRASINGS: dict[str, tuple[str, ...]] = {
+    "lookup": (
+        "What is the {column} when {condition}?",
+        "What are the {column} values where {condition}?",
+        "Tell me the {column} when {condition}.",
+        "Name the {column} for which {condition}.",
+        "What {column} is listed where {condition}?",
+        "Which {column} goes with the row where {condition}?",
+    ),
+    "count": (
+        "How many {rows} are there where {condition}?",
+        "What is the number of {rows} when {condition}?",
+        "Count the {rows} for which {condition}.",
+        "How many entries are listed when {condition}?",
+        "What is the total number of {rows} where {condition}?",
+    ),
+    "aggregate": (
+        "What is the {aggregate} {column}{scope}?",
+        "What was the {aggregate} {column}{scope}?",
+        "Give the {aggregate} {column}{scope}.",
+        "Tell me the {aggregate} {column}{scope}.",
+        "Name the {aggregate} {column}{scope}.",
+    ),
+    "extreme": (
+        "Which {row} has the {extreme} {column}?",
+        "What {label} has the {extreme} {column}?",
+        "Name the {row} with the {extreme} {column}.",
+        "Tell me which {row} had the {extreme} {column}.",
+        "Which {label} comes with the {extreme} {column}?",
+    ),
+    "count_compared": (
+        "How many {rows} have {compared} {bound} {column}?",
+        "What is the number of {rows} with {column} {compared} {bound}?",
+        "Count the {rows} whose {column} is {compared} {bound}.",
+        "How many rows have a {column} of {compared} {bound}?",
+    ),
+    "list_compared": (
+        "Which {rows} have {compared} {bound} {column}?",
+        "List the {label} with {compared} {bound} {column}.",
+        "What are the {label} values where {column} is {compared} {bound}?",
+        "Show every {row} whose {column} is {compared} {bound}.",
+    ),
+    "listing": (
+        "List all {shown} where {condition}{order}.",
+        "Show the {shown} of the {rows} when {condition}{order}.",
+        "Which {shown} are there where {condition}{order}?",
+        "Give me every {shown} for which {condition}{order}.",
+    ),
+    "insert": (
+        "Add a new row to the table: {described}.",
+        "Insert a {row} with {described}.",
+        "Please record a new {row}: {described}.",
+        "A new entry needs adding, with {described}.",
+        "Put this {row} into the table - {described}.",
+    ),
+    "update": (
+        "Change the {column} to {value} where {condition}.",
+        "Set the {column} to {value} for every {row} where {condition}.",
+        "Update the table so that the {column} is {value} when {condition}.",
+        "The {column} should be {value} for the rows where {condition}; fix it.",
+        "when {condition}, the {column} must now read {value}.",
+    ),
+    "delete_compared": (
+        "Delete all {rows} with {compared} {bound} {column}.",
+        "Remove every {row} whose {column} is {compared} {bound}.",
+        "Get rid of the {rows} that have {compared} {bound} {column}.",
+        "Please delete each {row} with a {column} {compared} {bound}.",
+    ),
+    "delete": (
+        "Delete the rows where {condition}.",
+        "Remove every {row} for which {condition}.",
+        "Get rid of all entries where {condition}.",
+        "Please delete each {row} when {condition}.",
+    ),
+}
+
+
 class Plain:
     """One plain task in the making over a freshly made sheet."""
 
@@ -33,12 +117,14 @@ class Plain:
         self.table = quoted(made.table.name)
         self.records = made.records
         self.label = made.columns[0]
+        self.others = list(made.columns[1:])
+        self.ordered = [c for c in self.others if c.ordered]
 
-    def pick(self, columns: list[Column]) -> Column | None:
-        return self.rng.choice(columns) if columns else None
-
-    def others(self) -> list[Column]:
-        return list(self.made.columns[1:])
+    def say(self, kind: str, **words: object) -> str:
+        """One of the phrasings of `kind`, filled in with `words` and the sheet's nouns."""
+        sheet = self.made.sheet
+        nouns = {"row": sheet.singular, "rows": sheet.plural, "label": self.label.name}
+        return self.rng.choice(_PHRASINGS[kind]).format(**nouns, **words)
 
     def condition(self, avoid: tuple[Column, ...] = ()) -> tuple[Column, str, str]:
         """An equality test on a label or group column (none of `avoid`), its value taken
@@ -63,70 +149,50 @@ class Plain:
             return f"{sql} AND {more_sql}", f"{words} and {more_words}"
         return sql, words
 
+    def comparison(self) -> tuple[str, dict[str, object]] | None:
+        """A test of a typed number column against a value of a row: (SQL, words), or None
+        when the table has no such column."""
+        if not self.ordered:
+            return None
+        column = self.rng.choice(self.ordered)
+        operator, spoken = self.rng.choice(_COMPARISONS)
+        bound = self.rng.choice(self.records)[column.name]
+        words = {"column": column.name, "compared": self.rng.choice(spoken), "bound": bound}
+        return f"{quoted(column.name)} {operator} {bound}", words
+
 
 def _lookup(p: Plain) -> Built | None:
-    target = p.pick(p.others())
-    assert target is not None
+    target = p.rng.choice(p.others)
     where, cond = p.conditions(avoid=target)
-    text = p.rng.choice(
-        (
-            "What is the {t} when {c}?",
-            "What are the {t} values where {c}?",
-            "Tell me the {t} when {c}.",
-            "Name the {t} for which {c}.",
-            "What {t} is listed where {c}?",
-            "Which {t} goes with the row where {c}?",
-        )
-    ).format(t=target.name, c=cond)
+    text = p.say("lookup", column=target.name, condition=cond)
     return Built((f"SELECT {quoted(target.name)} FROM {p.table} WHERE {where}",), text)
 
 
 def _count(p: Plain) -> Built | None:
     where, cond = p.conditions()
-    sheet = p.made.sheet
-    text = p.rng.choice(
-        (
-            "How many {n} are there where {c}?",
-            "What is the number of {n} when {c}?",
-            "Count the {n} for which {c}.",
-            "How many entries are listed when {c}?",
-            "What is the total number of {n} where {c}?",
-        )
-    ).format(n=sheet.plural, c=cond)
+    text = p.say("count", condition=cond)
     return Built((f"SELECT COUNT(*) FROM {p.table} WHERE {where}",), text)
 
 
 def _aggregate(p: Plain) -> Built | None:
     rng = p.rng
-    numeric = [c for c in p.others() if c.numeric]
-    target = p.pick(numeric)
-    if target is None:
-        return None
-    kinds = ("SUM", "AVG", "MAX", "MIN") if target.ordered else ("SUM", "AVG")
-    function = rng.choice(kinds)
+    target = rng.choice([c for c in p.others if c.numeric])
+    function = rng.choice(("SUM", "AVG", "MAX", "MIN") if target.ordered else ("SUM", "AVG"))
     sql = f"SELECT {function}({quoted(target.name)}) FROM {p.table}"
     scope = ""
     if rng.random() < 0.7:
         where, cond = p.conditions(avoid=target)
         sql += f" WHERE {where}"
         scope = rng.choice((" when {}", " where {}", " for which {}", " if {}")).format(cond)
-    text = rng.choice(
-        (
-            "What is the {a} {t}{s}?",
-            "What was the {a} {t}{s}?",
-            "Give the {a} {t}{s}.",
-            "Tell me the {a} {t}{s}.",
-            "Name the {a} {t}{s}.",
-        )
-    ).format(a=rng.choice(_AGGREGATES[function]), t=target.name, s=scope)
-    return Built((sql,), text)
+    word = rng.choice(_AGGREGATES[function])
+    return Built((sql,), p.say("aggregate", aggregate=word, column=target.name, scope=scope))
 
 
 def _extreme(p: Plain) -> Built | None:
     rng = p.rng
-    target = p.pick([c for c in p.others() if c.ordered])
-    if target is None:
+    if not p.ordered:
         return None
+    target = rng.choice(p.ordered)
     most = rng.random() < 0.5
     values = sorted((r[target.name] for r in p.records), reverse=most)
     if len(values) > 1 and values[0] == values[1]:
@@ -136,46 +202,18 @@ def _extreme(p: Plain) -> Built | None:
         f"ORDER BY {quoted(target.name)} {'DESC' if most else 'ASC'} LIMIT 1"
     )
     word = rng.choice(("most", "highest", "largest") if most else ("least", "lowest", "fewest"))
-    text = rng.choice(
-        (
-            "Which {n} has the {w} {t}?",
-            "What {l} has the {w} {t}?",
-            "Name the {n} with the {w} {t}.",
-            "Tell me which {n} had the {w} {t}.",
-            "Which {l} comes with the {w} {t}?",
-        )
-    ).format(n=p.made.sheet.singular, l=p.label.name, w=word, t=target.name)
-    return Built((sql,), text)
+    return Built((sql,), p.say("extreme", extreme=word, column=target.name))
 
 
-def _comparison(p: Plain) -> Built | None:
-    rng = p.rng
-    target = p.pick([c for c in p.others() if c.ordered])
-    if target is None:
+def _compared(p: Plain) -> Built | None:
+    found = p.comparison()
+    if found is None:
         return None
-    operator, words = rng.choice(_COMPARISONS)
-    bound = rng.choice(p.records)[target.name]
-    test = f"{quoted(target.name)} {operator} {bound}"
-    say = rng.choice(words)
-    sheet = p.made.sheet
-    if rng.random() < 0.35:
-        text = rng.choice(
-            (
-                "How many {n} have {o} {b} {t}?",
-                "What is the number of {n} with {t} {o} {b}?",
-                "Count the {n} whose {t} is {o} {b}.",
-                "How many rows have a {t} of {o} {b}?",
-            )
-        ).format(n=sheet.plural, o=say, b=bound, t=target.name)
+    test, words = found
+    if p.rng.random() < 0.35:
+        text = p.say("count_compared", **words)
         return Built((f"SELECT COUNT(*) FROM {p.table} WHERE {test}",), text)
-    text = rng.choice(
-        (
-            "Which {n} have {o} {b} {t}?",
-            "List the {l} with {o} {b} {t}.",
-            "What are the {l} values where {t} is {o} {b}?",
-            "Show every {s} whose {t} is {o} {b}.",
-        )
-    ).format(n=sheet.plural, s=sheet.singular, l=p.label.name, o=say, b=bound, t=target.name)
+    text = p.say("list_compared", **words)
     return Built((f"SELECT {quoted(p.label.name)} FROM {p.table} WHERE {test}",), text)
 
 
@@ -183,36 +221,27 @@ def _listing(p: Plain) -> Built | None:
     rng = p.rng
     where, cond = p.conditions(avoid=p.label)
     shown = [p.label]
-    extra = p.pick([c for c in p.others() if c.field.kind != GROUP])
-    if extra is not None and rng.random() < 0.4:
-        shown.append(extra)
+    extras = [c for c in p.others if c.field.kind != GROUP]
+    if extras and rng.random() < 0.4:
+        shown.append(rng.choice(extras))
     sql = f"SELECT {', '.join(quoted(c.name) for c in shown)} FROM {p.table} WHERE {where}"
-    names = " and ".join(c.name for c in shown)
     order = ""
-    key = p.pick([c for c in p.others() if c.ordered])
-    if key is not None and rng.random() < 0.4:
+    if p.ordered and rng.random() < 0.4:
+        key = rng.choice(p.ordered)
         if len({r[key.name] for r in p.records}) < len(p.records):
             return None  # ties: the order would not be one
         descending = rng.random() < 0.5
         sql += f" ORDER BY {quoted(key.name)} {'DESC' if descending else 'ASC'}"
         way = "from highest to lowest" if descending else "from lowest to highest"
         order = rng.choice((", sorted by {} {}", ", ordered by {} {}")).format(key.name, way)
-    text = rng.choice(
-        (
-            "List all {x} where {c}{o}.",
-            "Show the {x} of the {n} when {c}{o}.",
-            "Which {x} are there where {c}{o}?",
-            "Give me every {x} for which {c}{o}.",
-        )
-    ).format(x=names, n=p.made.sheet.plural, c=cond, o=order)
-    return Built((sql,), text)
+    names = " and ".join(c.name for c in shown)
+    return Built((sql,), p.say("listing", shown=names, condition=cond, order=order))
 
 
 def _insert(p: Plain) -> Built | None:
     rng = p.rng
     taken = {r[p.label.name] for r in p.records}
-    row = [label_values(p.maker, p.made.sheet, 1, taken)[0]]
-    row += [value(rng, c) for c in p.others()]
+    row = [label_values(p.maker, p.made.sheet, 1, taken)[0], *(value(rng, c) for c in p.others)]
     columns = p.made.columns
     sql = (
         f"INSERT INTO {p.table} ({', '.join(quoted(c.name) for c in columns)}) "
@@ -220,62 +249,24 @@ def _insert(p: Plain) -> Built | None:
     )
     pair = rng.choice(("{} {}", "{}: {}", "{} is {}"))
     described = ", ".join(pair.format(c.name, v) for c, v in zip(columns, row, strict=True))
-    text = rng.choice(
-        (
-            "Add a new row to the table: {d}.",
-            "Insert a {s} with {d}.",
-            "Please record a new {s}: {d}.",
-            "A new entry needs adding, with {d}.",
-            "Put this {s} into the table - {d}.",
-        )
-    ).format(s=p.made.sheet.singular, d=described)
-    return Built((sql,), text)
+    return Built((sql,), p.say("insert", described=described))
 
 
 def _update(p: Plain) -> Built | None:
-    rng = p.rng
-    target = rng.choice(p.others())
-    new = value(rng, target)
+    target = p.rng.choice(p.others)
+    new = value(p.rng, target)
     where, cond = p.conditions(avoid=target)
     sql = f"UPDATE {p.table} SET {quoted(target.name)} = {literal(target, new)} WHERE {where}"
-    text = rng.choice(
-        (
-            "Change the {t} to {v} where {c}.",
-            "Set the {t} to {v} for every {s} where {c}.",
-            "Update the table so that the {t} is {v} when {c}.",
-            "The {t} should be {v} for the rows where {c}; fix it.",
-            "when {c}, the {t} must now read {v}.",
-        )
-    ).format(t=target.name, v=new, s=p.made.sheet.singular, c=cond)
-    return Built((sql,), text)
+    return Built((sql,), p.say("update", column=target.name, value=new, condition=cond))
 
 
 def _delete(p: Plain) -> Built | None:
-    rng = p.rng
-    sheet = p.made.sheet
-    ordered = [c for c in p.others() if c.ordered]
-    if ordered and rng.random() < 0.3:
-        target = rng.choice(ordered)
-        operator, words = rng.choice(_COMPARISONS)
-        bound = rng.choice(p.records)[target.name]
-        sql = f"DELETE FROM {p.table} WHERE {quoted(target.name)} {operator} {bound}"
-        text = rng.choice(
-            (
-                "Delete all {n} with {o} {b} {t}.",
-                "Remove every {s} whose {t} is {o} {b}.",
-            )
-        ).format(n=sheet.plural, s=sheet.singular, o=rng.choice(words), b=bound, t=target.name)
-        return Built((sql,), text)
+    found = p.comparison() if p.rng.random() < 0.3 else None
+    if found is not None:
+        test, words = found
+        return Built((f"DELETE FROM {p.table} WHERE {test}",), p.say("delete_compared", **words))
     where, cond = p.conditions()
-    text = rng.choice(
-        (
-            "Delete the rows where {c}.",
-            "Remove every {s} for which {c}.",
-            "Get rid of all entries where {c}.",
-            "Please delete each {s} when {c}.",
-        )
-    ).format(s=sheet.singular, c=cond)
-    return Built((f"DELETE FROM {p.table} WHERE {where}",), text)
+    return Built((f"DELETE FROM {p.table} WHERE {where}",), p.say("delete", condition=cond))
 
 
 KINDS: dict[str, Callable[[Plain], Built | None]] = {
@@ -283,7 +274,7 @@ KINDS: dict[str, Callable[[Plain], Built | None]] = {
     "count": _count,
     "aggregate": _aggregate,
     "extreme": _extreme,
-    "comparison": _comparison,
+    "comparison": _compared,
     "listing": _listing,
     "insert": _insert,
     "update": _update,

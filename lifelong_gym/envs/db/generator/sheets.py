@@ -4,8 +4,10 @@ stored as TEXT (as scraped tables hold them), for the plain-question style."""
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+from lifelong_gym.tasks import DATA_DIR
 
 from ..tasks import ColumnInfo, TableInfo
 from .domains import Domain, TableMaker
@@ -57,91 +59,32 @@ class Column:
         return self.numeric and self.typed
 
 
-SHEETS: tuple[Sheet, ...] = (
-    Sheet(
-        ("Club Season Statistics", "Player Scoring Record", "League Top Scorers"),
-        "player",
-        "players",
-        "person",
-        (
-            Field("Player", LABEL),
-            Field("Club", GROUP, ("Harbor City", "Northside", "Valley United", "Redwood FC")),
-            Field("Position", GROUP, ("Forward", "Midfielder", "Defender", "Goalkeeper")),
-            Field("Games Played", COUNT, low=1, high=38),
-            Field("Goals", COUNT, low=0, high=30),
-            Field("Pass Accuracy %", DECIMAL, low=55, high=95),
-        ),
-    ),
-    Sheet(
-        ("Album Releases", "Discography", "Record Label Catalogue"),
-        "album",
-        "albums",
-        "title",
-        (
-            Field("Album Title", LABEL),
-            Field("Label", GROUP, ("Blue Note", "Sunset Records", "Polar", "Indigo Sound")),
-            Field("Format", GROUP, ("CD", "Vinyl", "Digital", "Cassette")),
-            Field("Release Year", COUNT, low=1975, high=2023),
-            Field("Peak Position", COUNT, low=1, high=100),
-            Field("Copies Sold", COUNT, low=1000, high=900000),
-        ),
-    ),
-    Sheet(
-        ("District Election Results", "Council Election 2022", "Ballot Count by Candidate"),
-        "candidate",
-        "candidates",
-        "person",
-        (
-            Field("Candidate", LABEL),
-            Field("Party", GROUP, ("Green", "Labour", "Liberal", "Independent")),
-            Field("District", GROUP, ("North Ward", "East Ward", "Old Town", "Riverside")),
-            Field("Votes", COUNT, low=150, high=25000),
-            Field("Vote Share %", DECIMAL, low=1, high=70),
-            Field("Result", GROUP, ("Elected", "Not elected")),
-        ),
-    ),
-    Sheet(
-        ("Shop Stock List", "Warehouse Inventory", "Store Items"),
-        "item",
-        "items",
-        "title",
-        (
-            Field("Item Name", LABEL),
-            Field("Department", GROUP, ("Garden", "Kitchen", "Toys", "Hardware", "Books")),
-            Field("Units In Stock", COUNT, low=0, high=500),
-            Field("Unit Price", DECIMAL, low=1, high=300),
-            Field("Supplier", GROUP, ("Acme Ltd", "Northwind", "Contoso", "Globex")),
-        ),
-    ),
-    Sheet(
-        ("Grand Prix Classification", "Race Results", "Rally Stage Standings"),
-        "driver",
-        "drivers",
-        "person",
-        (
-            Field("Driver", LABEL),
-            Field("Team", GROUP, ("Falcon Racing", "Apex Motors", "Blue Arrow", "Torque GP")),
-            Field("Laps", COUNT, low=40, high=70),
-            Field("Grid", COUNT, low=1, high=24),
-            Field("Points", COUNT, low=0, high=25),
-            Field("Status", GROUP, ("Finished", "Retired", "Disqualified")),
-        ),
-    ),
-    Sheet(
-        ("Branch Opening Hours", "Library Branches", "Town Facilities"),
-        "branch",
-        "branches",
-        "place",
-        (
-            Field("Branch", LABEL),
-            Field("County", GROUP, ("Kent", "Devon", "Essex", "Norfolk")),
-            Field("Year Opened", COUNT, low=1890, high=2020),
-            Field("Weekly Visitors", COUNT, low=50, high=9000),
-            Field("Rating", DECIMAL, low=1, high=5),
-            Field("Open Sundays", GROUP, ("Yes", "No")),
-        ),
-    ),
-)
+SPEC_FILE = DATA_DIR / "db" / "generator-sheets.txt"
+
+
+def _parse(spec: str) -> tuple[Sheet, ...]:
+    """The sheets written in `spec` (the format of `SPEC_FILE`)."""
+    sheets: list[Sheet] = []
+    for line in spec.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, *rest = line.strip().split(" | ")
+        if not line.startswith("  "):
+            singular, plural, naming = name.split()
+            sheets.append(Sheet(tuple(rest), singular, plural, naming, ()))
+            continue
+        kind, *values = rest
+        if kind == GROUP:
+            field = Field(name, kind, choices=tuple(values))
+        elif values:
+            field = Field(name, kind, low=float(values[0]), high=float(values[1]))
+        else:
+            field = Field(name, kind)
+        sheets[-1] = replace(sheets[-1], fields=(*sheets[-1].fields, field))
+    return tuple(sheets)
+
+
+SHEETS = _parse(SPEC_FILE.read_text(encoding="utf-8"))
 
 
 @dataclass(frozen=True)
