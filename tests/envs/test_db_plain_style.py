@@ -27,6 +27,7 @@ from lifelong_gym.envs.db.generator import (
 )
 from lifelong_gym.envs.db.generator.truth import agrees
 from lifelong_gym.envs.db.tasks import to_record
+from lifelong_gym.errors import ConfigError
 
 MYSQL_URL = os.environ.get("LIFELONG_GYM_MYSQL_URL", "mysql://root@127.0.0.1:3306")
 # `generate db --count 40 --seed 5 --mysql ''` as written before the styles existed (935505f).
@@ -145,6 +146,8 @@ def test_an_unknown_style_is_one_clear_line():
     result = CliRunner().invoke(main, ["generate", "db", "--style", "fancy", "--mysql", ""])
     assert result.exit_code != 0
     assert "'fancy' is not one of 'templated', 'plain', 'mixed'" in result.output
+    with pytest.raises(ConfigError, match="style must be one of templated, plain, mixed"):
+        generate_tasks(1, seed=0, style="fancy")
 
 
 def test_a_plain_set_is_summed_up_over_the_skills_plain_tasks_use(tmp_path: Path):

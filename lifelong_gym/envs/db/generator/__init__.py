@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from faker import Faker
 
+from lifelong_gym.errors import ConfigError
 from lifelong_gym.generation import progress_bar
 from lifelong_gym.splits import text_key
 
@@ -71,7 +72,7 @@ class Generator:
         style: str = "templated",
     ):
         if style not in STYLES:
-            raise ValueError(f"unknown style {style!r}: one of {', '.join(STYLES)}")
+            raise ConfigError(f"style must be one of {', '.join(STYLES)}, not {style!r}")
         self.style = style
         self.rng = random.Random(seed)
         faker = Faker("en_US")
