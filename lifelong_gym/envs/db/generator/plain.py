@@ -66,7 +66,7 @@ _PHRASINGS: dict[str, tuple[str, ...]] = {
         "How many {rows} have {compared} {bound} {column}?",
         "What is the number of {rows} with {column} {compared} {bound}?",
         "Count the {rows} whose {column} is {compared} {bound}.",
-        "How many rows have a {column} of {compared} {bound}?",
+        "How many rows have {column} {compared} {bound}?",
     ),
     "list_compared": (
         "Which {rows} have {compared} {bound} {column}?",
