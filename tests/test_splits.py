@@ -45,8 +45,9 @@ def check_splits(train: Path, validation: Path, again: Path, field: str, count: 
     assert task_texts([train]) == set(made["t"])
 
 
-def test_db_train_and_validation_share_no_instruction(tmp_path: Path):
-    common = ["db", "--count", "24", "--mysql", "", "--seed", "5"]
+@pytest.mark.parametrize("style", ["templated", "plain", "mixed"])
+def test_db_train_and_validation_share_no_instruction(tmp_path: Path, style: str):
+    common = ["db", "--count", "24", "--mysql", "", "--seed", "5", "--style", style]
     train, validation, again = (tmp_path / f"{n}.jsonl" for n in ("train", "validation", "again"))
     generate(*common, "--split", "train", "--output", str(train))
     generate(*common, "--split", "validation", "--output", str(validation), "--exclude", str(train))

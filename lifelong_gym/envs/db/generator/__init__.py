@@ -9,16 +9,19 @@ from collections.abc import Callable
 
 from faker import Faker
 
+from lifelong_gym.errors import ConfigError
 from lifelong_gym.generation import progress_bar
 from lifelong_gym.splits import text_key
 
 from ..backends import DatabaseBackend, SqliteBackend
 from ..skills import SKILLS, skills_of
-from ..tasks import DBTask
+from ..tasks import DBTask, TableInfo
 from .context import Built, Context
 from .domains import DOMAINS, TableMaker
 from .grouped import grouped
+from .plain import PLAIN_SKILLS, plain_task
 from .queries import aggregate, listing
+from .sheets import SHEETS, make_sheet
 from .truth import agrees, execute_truth
 from .writes import delete, insert, update
 
@@ -27,6 +30,9 @@ logger = logging.getLogger(__name__)
 Builder = Callable[[Context, set[str]], Built | None]
 MIN_ROWS, MAX_ROWS = 5, 60
 MIN_PER_SKILL = 20
+#: How tasks are worded: our templates over snake_case tables, questions as people ask them
+#: over tables with human column names, or both drawn half and half.
+STYLES = ("templated", "plain", "mixed")
 # Faker's name lists change between releases: the shipped set was made with this one.
 SHIPPED_WITH_FAKER = "40.63.0"
 
@@ -63,7 +69,11 @@ class Generator:
         seed: int,
         check: DatabaseBackend | None = None,
         exclude: frozenset[str] = frozenset(),
+        style: str = "templated",
     ):
+        if style not in STYLES:
+            raise ConfigError(f"style must be one of {', '.join(STYLES)}, not {style!r}")
+        self.style = style
         self.rng = random.Random(seed)
         faker = Faker("en_US")
         faker.seed_instance(seed)
@@ -95,6 +105,8 @@ class Generator:
         )
 
     def _attempt(self, index: int) -> DBTask | None:
+        if self.style == "plain" or (self.style == "mixed" and self.rng.random() < 0.5):
+            return self._plain_attempt(index)
         rng = self.rng
         weights = [1.0 / (1 + self.counts[skill]) ** 2 for skill in SKILLS]
         skill = rng.choices(SKILLS, weights)[0]
@@ -111,6 +123,20 @@ class Generator:
         skills = skills_of(built.statements)
         if skill not in skills:
             return None
+        return self._task(index, table, built, skills)
+
+    def _plain_attempt(self, index: int) -> DBTask | None:
+        rng = self.rng
+        made = make_sheet(rng, self.maker, rng.choice(SHEETS), rng.randint(MIN_ROWS, MAX_ROWS))
+        built = plain_task(rng, self.maker, made)
+        if built is None:
+            return None
+        return self._task(index, made.table, built, skills_of(built.statements))
+
+    def _task(
+        self, index: int, table: TableInfo, built: Built, skills: tuple[str, ...]
+    ) -> DBTask | None:
+        """The task with its truth found by execution; None when it would be degenerate."""
         answer = execute_truth(self.truth_backend, table, built.statements, "select" in skills)
         if answer is None:
             return None
@@ -130,11 +156,12 @@ def generate_tasks(
     *,
     check: DatabaseBackend | None = None,
     exclude: frozenset[str] = frozenset(),
+    style: str = "templated",
     progress: bool = False,
 ) -> list[DBTask]:
-    """`count` tasks made from `seed`; with `check`, only tasks it scores the same way;
-    none with an instruction in `exclude`."""
-    generator = Generator(seed, check, exclude)
+    """`count` tasks of `style` (one of `STYLES`) made from `seed`; with `check`, only tasks
+    it scores the same way; none with an instruction in `exclude`."""
+    generator = Generator(seed, check, exclude, style)
     indices = progress_bar(count, "db tasks", range(count)) if progress else range(count)
     tasks = [generator.next_task(index) for index in indices]
     if generator.disagreements:
@@ -149,16 +176,18 @@ def sample_order(indices: list[int], seed: int) -> list[int]:
     return order
 
 
-def skill_counts(tasks: list[DBTask]) -> dict[str, int]:
-    """How many tasks use each of the 22 skills."""
+def skill_counts(tasks: list[DBTask], style: str = "templated") -> dict[str, int]:
+    """How many tasks use each skill that `style` can make (all 22 unless it is plain)."""
     counts = Counter(skill for task in tasks for skill in task.skills)
-    return {skill: counts[skill] for skill in SKILLS}
+    return {skill: counts[skill] for skill in (PLAIN_SKILLS if style == "plain" else SKILLS)}
 
 
 __all__ = [
     "MIN_PER_SKILL",
+    "PLAIN_SKILLS",
     "SHIPPED_WITH_FAKER",
     "SKILLS",
+    "STYLES",
     "generate_tasks",
     "sample_order",
     "skill_counts",

@@ -1,0 +1,160 @@
+"""Tables as people keep them: a title and column names with spaces and capitals, numbers often
+stored as TEXT (as scraped tables hold them), for the plain-question style."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, replace
+from typing import Any
+
+from lifelong_gym.tasks import DATA_DIR
+
+from ..tasks import ColumnInfo, TableInfo
+from .domains import Domain, TableMaker
+
+# Field kinds: how values are made and what a question may do with them.
+LABEL, GROUP, COUNT, DECIMAL = "label", "group", "count", "decimal"
+
+
+@dataclass(frozen=True)
+class Field:
+    """A column of a sheet: its name, its kind, and the values it may take."""
+
+    name: str
+    kind: str
+    choices: tuple[str, ...] = ()  # groups
+    low: float = 0  # counts and decimals: the range
+    high: float = 0
+
+
+@dataclass(frozen=True)
+class Sheet:
+    """One kind of table: possible titles, the noun for a row, the naming of its labels."""
+
+    titles: tuple[str, ...]
+    singular: str
+    plural: str
+    naming: str  # person, title, place or code (as `TableMaker.names` makes them)
+    fields: tuple[Field, ...]  # the first is the row's label
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of a made table: its field and whether its numbers are typed (else TEXT)."""
+
+    field: Field
+    typed: bool
+
+    @property
+    def name(self) -> str:
+        return self.field.name
+
+    @property
+    def numeric(self) -> bool:
+        return self.field.kind in (COUNT, DECIMAL)
+
+    @property
+    def ordered(self) -> bool:
+        """Whether SQL compares and sorts its values as numbers (TEXT sorts them as text)."""
+        return self.numeric and self.typed
+
+
+SPEC_FILE = DATA_DIR / "db" / "generator-sheets.txt"
+
+
+def _parse(spec: str) -> tuple[Sheet, ...]:
+    """The sheets written in `spec` (the format of `SPEC_FILE`)."""
+    sheets: list[Sheet] = []
+    for line in spec.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, *rest = line.strip().split(" | ")
+        if not line.startswith("  "):
+            singular, plural, naming = name.split()
+            sheets.append(Sheet(tuple(rest), singular, plural, naming, ()))
+            continue
+        kind, *values = rest
+        if kind == GROUP:
+            field = Field(name, kind, choices=tuple(values))
+        elif values:
+            field = Field(name, kind, low=float(values[0]), high=float(values[1]))
+        else:
+            field = Field(name, kind)
+        sheets[-1] = replace(sheets[-1], fields=(*sheets[-1].fields, field))
+    return tuple(sheets)
+
+
+SHEETS = _parse(SPEC_FILE.read_text(encoding="utf-8"))
+
+
+@dataclass(frozen=True)
+class MadeSheet:
+    """A sheet's table as made for one task, with its columns' typing and its rows as dicts."""
+
+    sheet: Sheet
+    columns: tuple[Column, ...]
+    table: TableInfo
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        names = [c.name for c in self.columns]
+        return [dict(zip(names, row, strict=True)) for row in self.table.row_list]
+
+
+def make_sheet(rng: random.Random, maker: TableMaker, sheet: Sheet, rows: int) -> MadeSheet:
+    """The sheet under one of its titles with `rows` rows; each number column is typed or
+    TEXT by chance, and one or two number columns are sometimes left out (every sheet
+    keeps its label and at least two group columns, which conditions are drawn from)."""
+    fields = list(sheet.fields)
+    for _ in range(rng.choice((0, 0, 1, 2))):
+        numbers = [f for f in fields if f.kind in (COUNT, DECIMAL)]
+        if len(numbers) > 1:
+            fields.remove(rng.choice(numbers))
+    columns = tuple(Column(f, f.kind in (COUNT, DECIMAL) and rng.random() < 0.6) for f in fields)
+    labels = label_values(maker, sheet, rows)
+    data = [labels] + [[value(rng, c) for _ in range(rows)] for c in columns[1:]]
+    table = TableInfo(
+        name=rng.choice(sheet.titles),
+        column_info_list=tuple(ColumnInfo(name=c.name, type=sql_type(c)) for c in columns),
+        row_list=tuple(zip(*data, strict=True)),
+    )
+    return MadeSheet(sheet, columns, table)
+
+
+def label_values(
+    maker: TableMaker, sheet: Sheet, count: int, avoid: set[str] | None = None
+) -> list[str]:
+    """`count` distinct row labels for the sheet, none of `avoid`."""
+    naming = Domain(sheet.titles[0], sheet.singular, sheet.plural, (), sheet.naming)
+    return maker.names(naming, count, avoid)
+
+
+def value(rng: random.Random, column: Column) -> Any:
+    """One value for a non-label column, as its type stores it."""
+    field = column.field
+    if field.kind == GROUP:
+        return rng.choice(field.choices)
+    if field.kind == COUNT:
+        number: float = rng.randint(int(field.low), int(field.high))
+    else:
+        number = round(rng.uniform(field.low, field.high), 1)
+    return number if column.typed else str(number)
+
+
+def sql_type(column: Column) -> str:
+    """The declared SQL type: TEXT unless the column holds typed numbers."""
+    if not column.typed:
+        return "TEXT"
+    return "INT" if column.field.kind == COUNT else "DECIMAL(10,1)"
+
+
+def quoted(name: str) -> str:
+    """A table or column name as SQL must write it (backticks, doubled inside)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def literal(column: Column, value: Any) -> str:
+    """A value as an SQL literal for its column."""
+    if column.typed:
+        return str(value)
+    return "'" + str(value).replace("'", "''") + "'"
