@@ -143,9 +143,8 @@ def path_parameters(target: Callable[..., Any]) -> frozenset[str]:
 
 
 def _takes_path(annotation: Any) -> bool:
-    return any(
-        isinstance(option, type) and issubclass(option, PurePath) for option in _options(annotation)
-    )
+    options = union_members(annotation)
+    return any(isinstance(option, type) and issubclass(option, PurePath) for option in options)
 
 
 def _parameters(target: Callable[..., Any]) -> dict[str, inspect.Parameter]:
@@ -171,7 +170,7 @@ def _adapter(annotation: Any) -> TypeAdapter | None:
 
 def _takes_function(annotation: Any) -> bool:
     """Whether a parameter takes only functions (and None): nothing a text value can be."""
-    options = [option for option in _options(annotation) if option is not type(None)]
+    options = [option for option in union_members(annotation) if option is not type(None)]
     return bool(options) and all(
         option is Callable or typing.get_origin(option) is Callable for option in options
     )
@@ -183,14 +182,15 @@ def _describe(annotation: Any) -> str:
         "one of " + ", ".join(repr(value) for value in typing.get_args(option))
         if typing.get_origin(option) is typing.Literal
         else names.get(option, getattr(option, "__name__", str(option)))
-        for option in _options(annotation)
+        for option in union_members(annotation)
         if option is not type(None)
     ]
     return " or ".join(dict.fromkeys(described)) or str(annotation)
 
 
-def _options(annotation: Any) -> tuple[Any, ...]:
-    """The types a union annotation admits (a Literal stays whole); else the annotation."""
+def union_members(annotation: Any) -> tuple[Any, ...]:
+    """The types a union annotation admits (a Literal stays whole), None's type among them;
+    else the annotation alone."""
     origin = typing.get_origin(annotation)
     if origin is typing.Union or origin is types.UnionType:
         return typing.get_args(annotation)

@@ -15,7 +15,6 @@ Every flag defaults to None, so that a flag not given leaves the config file's v
 
 from __future__ import annotations
 
-import types
 import typing
 from pathlib import Path
 from typing import Any, Literal
@@ -25,7 +24,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from lifelong_gym.arguments import parse_flag_assignments, text_value
+from lifelong_gym.arguments import parse_flag_assignments, text_value, union_members
 
 
 def model_flags(model: type[BaseModel]) -> list[click.Option]:
@@ -92,10 +91,8 @@ def _singular(name: str) -> str:
 
 def _without_none(annotation: Any) -> Any:
     """`X | None` as X; a union of several types but None as the first of them."""
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        kinds = [kind for kind in typing.get_args(annotation) if kind is not type(None)]
-        return str if str in kinds else kinds[0]
-    return annotation
+    kinds = [kind for kind in union_members(annotation) if kind is not type(None)]
+    return str if str in kinds else kinds[0]
 
 
 def _click_type(kind: Any, name: str) -> click.ParamType | type:
