@@ -23,7 +23,9 @@ beside it (tasks nobody here wrote, to see what transfers:
 and a method's (`lifelong-gym export sft --method experience_replay:n=4`), so that the model
 learns to read replayed experiences as well as to work without them. The environment is the
 one the demonstrations were exported from; `--eval-env-arg KEY=VALUE` gives it arguments
-(a generated KG's graph: `--eval-env-arg graph=tasks/kg/graph.nt.gz`).
+(a generated KG's graph: `--eval-env-arg graph=tasks/kg/graph.nt.gz`). `--eval-episodes 0`
+plays every task of each set; `--eval-only` measures `--model` on `--eval-tasks` without
+training (name the env with `--env-id` when there is no `--data`).
 """
 
 from __future__ import annotations
@@ -79,6 +81,7 @@ class Config:
     eval_env_args: list[str] = field(default_factory=list)  # KEY=VALUE arguments of the env
     eval_episodes: int = 100
     eval_before: bool = False
+    eval_only: bool = False  # measure --model on --eval-tasks, no training
     eval_envs: int = 8
     max_new_tokens: int = 256
 
@@ -126,6 +129,8 @@ class TimeBudget(TrainerCallback):
 def demonstrated_env(config: Config) -> str:
     """The env the demonstrations were exported from (`--env-id` and every folder of
     `--data` must agree with it)."""
+    if not config.data and config.eval_only and config.env_id:
+        return config.env_id
     if not config.data:
         raise SystemExit("--data: name the folder(s) `lifelong-gym export sft` wrote")
     exported = set()
@@ -162,8 +167,14 @@ def train(config: Config) -> None:
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
     config.env_id = demonstrated_env(config)
+    if config.eval_only and not config.eval_tasks:
+        raise SystemExit("--eval-only: name the task files to measure with --eval-tasks")
     model, tokenizer = load_model(config.model or smollm2_path())
     own_template = tokenizer.chat_template
+    if config.eval_only:
+        write_summary(config, evaluate_all(model, tokenizer, config), {"trained": False})
+        print(f"wall time {(time.monotonic() - started) / 60:.1f} min")
+        return
     dataset = mixed_demonstrations(config)
     print(f"{len(dataset)} demonstrations; model loaded at {time.monotonic() - started:.0f} s")
 
@@ -231,6 +242,21 @@ def train(config: Config) -> None:
     tokenizer.save_pretrained(config.output)
     print(f"saved {config.output}")
 
+    results |= evaluate_all(model, tokenizer, config)
+    trained = {
+        "steps": trainer.state.global_step,
+        "train_minutes": train_seconds / 60,
+        "training_loss": output.training_loss,
+        "input_tokens": tokens,
+    }
+    write_summary(config, results, trained)
+    print(f"wall time {(time.monotonic() - started) / 60:.1f} min")
+
+
+def evaluate_all(model, tokenizer, config: Config) -> dict[str, HeldOutResult]:
+    """Each `--eval-tasks` set measured, the first under "after", the others under
+    "after on PATH", each with its success per skill printed."""
+    results = {}
     for position, tasks in enumerate(config.eval_tasks):
         name = "after" if position == 0 else f"after on {tasks}"
         label = "after training" if position == 0 else f"after training, on {tasks}"
@@ -238,24 +264,29 @@ def train(config: Config) -> None:
         print("per skill (solved/episodes):")
         for skill, (solved, count) in results[name].per_skill().items():
             print(f"  {skill:<50} {solved:3d}/{count:<3d} {solved / count:.2f}")
+    return results
+
+
+def write_summary(config: Config, results: dict[str, HeldOutResult], trained: dict) -> None:
+    """`warmstart.json` in the output folder: the config, the training figures, each result."""
     summary = {
         "config": asdict(config),
-        "steps": trainer.state.global_step,
-        "train_minutes": train_seconds / 60,
-        "training_loss": output.training_loss,
-        "input_tokens": tokens,
+        **trained,
         **{
             name: {
                 "success_rate": r.success_rate,
+                "solved": r.solved,
+                "episodes": len(r.episodes),
                 "interval": r.interval,
                 "valid_action_rate": r.valid_action_rate,
                 "per_skill": r.per_skill(),
+                "statuses": r.statuses(),
             }
             for name, r in results.items()
         },
     }
+    Path(config.output).mkdir(parents=True, exist_ok=True)
     (Path(config.output) / "warmstart.json").write_text(json.dumps(summary, indent=2) + "\n")
-    print(f"wall time {(time.monotonic() - started) / 60:.1f} min")
 
 
 def parse_config() -> Config:

@@ -97,7 +97,11 @@ def test_sft_warmstart_measures_and_saves_a_folder_that_plays_as_an_hf_agent(
     assert "per skill (solved/episodes):" in out
     summary = json.loads((folder / "warmstart.json").read_text())
     assert summary["steps"] == 1 and summary["input_tokens"] > 0
-    assert set(summary["after"]) == {"success_rate", "interval", "valid_action_rate", "per_skill"}
+    assert set(summary["after"]) == {
+        "success_rate", "solved", "episodes", "interval", "valid_action_rate", "per_skill",
+        "statuses",
+    }  # fmt: skip
+    assert summary["after"]["episodes"] == 2
     base = AutoModelForCausalLM.from_pretrained(tiny_model_dir).state_dict()
     trained = AutoModelForCausalLM.from_pretrained(folder).state_dict()
     assert any(not torch.equal(base[name], trained[name]) for name in base)
@@ -220,3 +224,34 @@ def test_sft_warmstart_mixes_exports_and_measures_every_eval_set(tiny_model_dir,
     assert re.search(rf"^after training, on {re.escape(str(few))}: {figure}", out, re.M), out
     summary = json.loads((tmp_path / "model" / "warmstart.json").read_text())
     assert set(summary) >= {"before", "after", f"after on {few}"}
+
+
+def test_sft_warmstart_eval_only_measures_a_saved_model_on_every_task(
+    sft_checkpoint, tmp_path
+):
+    """--eval-only: the saved folder measured on each set, every task with --eval-episodes
+    0, no training; without --eval-tasks one line says what is missing."""
+    shipped = EXAMPLES.parent / "lifelong_gym" / "data" / "db" / "default.jsonl"
+    few = tmp_path / "few.jsonl"
+    few.write_text("".join(shipped.read_text().splitlines(keepends=True)[:3]))
+    model = sft_checkpoint.folder
+    common = ("--model", str(model), "--env-id", "LifelongDB-v0", "--eval-only")
+    out = run(
+        "sft_warmstart.py",
+        *common,
+        *("--output", str(tmp_path / "eval"), "--eval-tasks", str(few)),
+        *("--eval-episodes", "0", "--eval-envs", "2", "--max-new-tokens", "4"),
+    )
+    assert "trained" not in out and re.search(r"\(\d/3, 95% CI", out), out
+    summary = json.loads((tmp_path / "eval" / "warmstart.json").read_text())
+    assert summary["trained"] is False and summary["after"]["episodes"] == 3
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "sft_warmstart.py"), *common],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1] == (
+        "--eval-only: name the task files to measure with --eval-tasks"
+    )
