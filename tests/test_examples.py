@@ -226,9 +226,7 @@ def test_sft_warmstart_mixes_exports_and_measures_every_eval_set(tiny_model_dir,
     assert set(summary) >= {"before", "after", f"after on {few}"}
 
 
-def test_sft_warmstart_eval_only_measures_a_saved_model_on_every_task(
-    sft_checkpoint, tmp_path
-):
+def test_sft_warmstart_eval_only_measures_a_saved_model_on_every_task(sft_checkpoint, tmp_path):
     """--eval-only: the saved folder measured on each set, every task with --eval-episodes
     0, no training; without --eval-tasks one line says what is missing."""
     shipped = EXAMPLES.parent / "lifelong_gym" / "data" / "db" / "default.jsonl"
