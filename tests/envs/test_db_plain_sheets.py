@@ -45,7 +45,7 @@ def test_a_sheet_without_a_number_column_is_refused_with_its_title():
         _parse(spec)
 
 
-def test_dates_are_text_in_one_format_per_table_and_listed_labels_cap_the_rows():
+def test_dates_are_text_in_one_format_per_table_and_labels_come_listed_or_suffixed():
     rng = random.Random(1)
     maker = TableMaker(rng, Faker("en_US"))
     formats = set()
@@ -56,6 +56,10 @@ def test_dates_are_text_in_one_format_per_table_and_listed_labels_cap_the_rows()
             labels = [r[0] for r in made.table.row_list]
             assert len(labels) == min(40, len(listed) - 2) == len(set(labels))  # two kept back
             assert set(labels) <= set(listed)
+        suffixes = sheet.fields[0].suffixes
+        if suffixes:  # a town's name, then one of the sheet's suffixes
+            ends = [s for s in suffixes if s]
+            assert all(r[0].endswith(tuple(ends)) for r in made.table.row_list) or "" in suffixes
         for column in made.columns:
             if column.kind != "date":
                 continue
@@ -65,6 +69,7 @@ def test_dates_are_text_in_one_format_per_table_and_listed_labels_cap_the_rows()
             assert all(day_first) or all(month_first), values
             formats.add(all(day_first))
     assert formats == {True, False}
+    assert sum(bool(s.fields[0].suffixes) for s in SHEETS) >= 5
 
 
 def test_short_questions_speak_as_table_qa_does(tasks):

@@ -28,6 +28,7 @@ class Field:
     name: str
     kind: str
     choices: tuple[str, ...] = ()  # groups, and labels that list their values
+    suffixes: tuple[str, ...] = ()  # labels: town names end with one of these
     low: float = 0  # counts and decimals: the range
     high: float = 0
 
@@ -90,7 +91,9 @@ def _parse(spec: str) -> tuple[Sheet, ...]:
             sheets.append(Sheet(tuple(rest), singular, plural, naming, ()))
             continue
         kind, *values = rest
-        if kind in (GROUP, LABEL):
+        if kind == LABEL and values and all(v.startswith("*") for v in values):
+            field = Field(name, kind, suffixes=tuple(v[1:].strip() for v in values))
+        elif kind in (GROUP, LABEL):
             field = Field(name, kind, choices=tuple(values))
         elif values:
             field = Field(name, kind, low=float(values[0]), high=float(values[1]))
@@ -149,11 +152,19 @@ def label_values(
     maker: TableMaker, sheet: Sheet, count: int, avoid: set[str] | None = None
 ) -> list[str]:
     """`count` distinct row labels for the sheet, none of `avoid` (fewer when the sheet lists
-    its labels and not enough are left)."""
+    its labels and not enough are left): listed, town names with a suffix, or by naming."""
     listed = sheet.fields[0].choices
     if listed:
         left = [v for v in listed if v not in (avoid or ())]
         return maker.rng.sample(left, min(count, len(left)))
+    suffixes = sheet.fields[0].suffixes
+    if suffixes:
+        made: list[str] = []
+        while len(made) < count:
+            name = maker.place(maker.rng.choice(suffixes))
+            if name not in made and name not in (avoid or ()):
+                made.append(name)
+        return made
     naming = Domain(sheet.titles[0], sheet.singular, sheet.plural, (), sheet.naming)
     return maker.names(naming, count, avoid)
 

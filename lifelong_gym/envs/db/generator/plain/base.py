@@ -40,6 +40,7 @@ class Plain:
         sheet = self.made.sheet
         return {
             "row": sheet.singular,
+            "a_row": ("an " if sheet.singular[0] in "aeiou" else "a ") + sheet.singular,
             "rows": sheet.plural,
             "label": self.label.name,
             "table": self.made.table.name,

@@ -11,7 +11,7 @@ from .base import Plain
 #: as "'value' for 'column'", {name} is the row's label and {facts} its other values.
 _INSERTS = (
     "Add a new row to the table: {described}.",
-    "Insert a {row} with {described}.",
+    "Insert {a_row} with {described}.",
     "Please record a new {row}: {described}.",
     "A new entry needs adding, with {described}.",
     "Put this {row} into the table - {described}.",
