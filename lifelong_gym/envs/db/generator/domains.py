@@ -230,7 +230,11 @@ class TableMaker:
         return f"{letters}{self.rng.randint(100, 9999)}"
 
     def _place(self) -> str:
+        return self.place(self.rng.choice(("Market", "Depot", "Corner", "Plaza")))
+
+    def place(self, suffix: str) -> str:
+        """A town of Faker's written in plain words, then `suffix` (none when empty)."""
         while True:
             city = self.faker.city()
             if all(_PLAIN_WORD.fullmatch(word) for word in city.split()):
-                return f"{city} {self.rng.choice(('Market', 'Depot', 'Corner', 'Plaza'))}"
+                return f"{city} {suffix}".rstrip()

@@ -3,6 +3,7 @@ stored as TEXT (as scraped tables hold them), for the plain-question style."""
 
 from __future__ import annotations
 
+import datetime
 import random
 from dataclasses import dataclass, replace
 from typing import Any
@@ -14,6 +15,10 @@ from .domains import Domain, TableMaker
 
 # Field kinds: how values are made and what a question may do with them.
 LABEL, GROUP, COUNT, DECIMAL = "label", "group", "count", "decimal"
+YEAR, DATE = "year", "date"  # a year (typed or TEXT); a day written out as text
+NUMBERS = (COUNT, DECIMAL)
+#: The ways a date column writes its days (one per table, as a sheet keeps one).
+DATE_FORMATS = ("{day} {month} {year}", "{month} {day}, {year}")
 
 
 @dataclass(frozen=True)
@@ -22,7 +27,8 @@ class Field:
 
     name: str
     kind: str
-    choices: tuple[str, ...] = ()  # groups
+    choices: tuple[str, ...] = ()  # groups, and labels that list their values
+    suffixes: tuple[str, ...] = ()  # labels: town names end with one of these
     low: float = 0  # counts and decimals: the range
     high: float = 0
 
@@ -34,29 +40,40 @@ class Sheet:
     titles: tuple[str, ...]
     singular: str
     plural: str
-    naming: str  # person, title, place or code (as `TableMaker.names` makes them)
+    naming: str  # person, title, place, code (as `TableMaker.names` makes them) or listed
     fields: tuple[Field, ...]  # the first is the row's label
 
 
 @dataclass(frozen=True)
 class Column:
-    """A column of a made table: its field and whether its numbers are typed (else TEXT)."""
+    """A column of a made table: its field, whether its numbers are typed (else TEXT), and how
+    it writes a date."""
 
     field: Field
     typed: bool
+    date_format: str = DATE_FORMATS[0]
 
     @property
     def name(self) -> str:
         return self.field.name
 
     @property
+    def kind(self) -> str:
+        return self.field.kind
+
+    @property
     def numeric(self) -> bool:
-        return self.field.kind in (COUNT, DECIMAL)
+        return self.field.kind in NUMBERS
 
     @property
     def ordered(self) -> bool:
         """Whether SQL compares and sorts its values as numbers (TEXT sorts them as text)."""
         return self.numeric and self.typed
+
+    @property
+    def dated(self) -> bool:
+        """A typed year: its MIN and MAX are the earliest and the latest."""
+        return self.field.kind == YEAR and self.typed
 
 
 SPEC_FILE = DATA_DIR / "db" / "generator-sheets.txt"
@@ -74,13 +91,18 @@ def _parse(spec: str) -> tuple[Sheet, ...]:
             sheets.append(Sheet(tuple(rest), singular, plural, naming, ()))
             continue
         kind, *values = rest
-        if kind == GROUP:
+        if kind == LABEL and values and all(v.startswith("*") for v in values):
+            field = Field(name, kind, suffixes=tuple(v[1:].strip() for v in values))
+        elif kind in (GROUP, LABEL):
             field = Field(name, kind, choices=tuple(values))
         elif values:
             field = Field(name, kind, low=float(values[0]), high=float(values[1]))
         else:
             field = Field(name, kind)
         sheets[-1] = replace(sheets[-1], fields=(*sheets[-1].fields, field))
+    for sheet in sheets:
+        if not any(f.kind in NUMBERS for f in sheet.fields):
+            raise ValueError(f"sheet {sheet.titles[0]!r} has no count or decimal column")
     return tuple(sheets)
 
 
@@ -107,10 +129,15 @@ def make_sheet(rng: random.Random, maker: TableMaker, sheet: Sheet, rows: int) -
     keeps its label and at least two group columns, which conditions are drawn from)."""
     fields = list(sheet.fields)
     for _ in range(rng.choice((0, 0, 1, 2))):
-        numbers = [f for f in fields if f.kind in (COUNT, DECIMAL)]
+        numbers = [f for f in fields if f.kind in NUMBERS]
         if len(numbers) > 1:
             fields.remove(rng.choice(numbers))
-    columns = tuple(Column(f, f.kind in (COUNT, DECIMAL) and rng.random() < 0.6) for f in fields)
+    columns = tuple(
+        Column(f, f.kind in (*NUMBERS, YEAR) and rng.random() < 0.6, rng.choice(DATE_FORMATS))
+        for f in fields
+    )
+    if sheet.fields[0].choices:  # a few listed labels are kept back for inserts
+        rows = min(rows, len(sheet.fields[0].choices) - 2)
     labels = label_values(maker, sheet, rows)
     data = [labels] + [[value(rng, c) for _ in range(rows)] for c in columns[1:]]
     table = TableInfo(
@@ -124,7 +151,20 @@ def make_sheet(rng: random.Random, maker: TableMaker, sheet: Sheet, rows: int) -
 def label_values(
     maker: TableMaker, sheet: Sheet, count: int, avoid: set[str] | None = None
 ) -> list[str]:
-    """`count` distinct row labels for the sheet, none of `avoid`."""
+    """`count` distinct row labels for the sheet, none of `avoid` (fewer when the sheet lists
+    its labels and not enough are left): listed, town names with a suffix, or by naming."""
+    listed = sheet.fields[0].choices
+    if listed:
+        left = [v for v in listed if v not in (avoid or ())]
+        return maker.rng.sample(left, min(count, len(left)))
+    suffixes = sheet.fields[0].suffixes
+    if suffixes:
+        made: list[str] = []
+        while len(made) < count:
+            name = maker.place(maker.rng.choice(suffixes))
+            if name not in made and name not in (avoid or ()):
+                made.append(name)
+        return made
     naming = Domain(sheet.titles[0], sheet.singular, sheet.plural, (), sheet.naming)
     return maker.names(naming, count, avoid)
 
@@ -134,7 +174,14 @@ def value(rng: random.Random, column: Column) -> Any:
     field = column.field
     if field.kind == GROUP:
         return rng.choice(field.choices)
-    if field.kind == COUNT:
+    if field.kind == DATE:
+        start = datetime.date(int(field.low), 1, 1).toordinal()
+        day = datetime.date.fromordinal(
+            rng.randint(start, start + 365 * int(field.high - field.low))
+        )
+        words = {"day": day.day, "month": f"{day:%B}", "year": day.year}
+        return column.date_format.format(**words)
+    if field.kind in (COUNT, YEAR):
         number: float = rng.randint(int(field.low), int(field.high))
     else:
         number = round(rng.uniform(field.low, field.high), 1)
@@ -145,7 +192,7 @@ def sql_type(column: Column) -> str:
     """The declared SQL type: TEXT unless the column holds typed numbers."""
     if not column.typed:
         return "TEXT"
-    return "INT" if column.field.kind == COUNT else "DECIMAL(10,1)"
+    return "DECIMAL(10,1)" if column.field.kind == DECIMAL else "INT"
 
 
 def quoted(name: str) -> str:
@@ -154,7 +201,9 @@ def quoted(name: str) -> str:
 
 
 def literal(column: Column, value: Any) -> str:
-    """A value as an SQL literal for its column."""
+    """A value as an SQL literal for its column (NULL for None)."""
+    if value is None:
+        return "NULL"
     if column.typed:
         return str(value)
     return "'" + str(value).replace("'", "''") + "'"

@@ -1,0 +1,49 @@
+"""The plain-question style: questions and changes worded as people ask for them, over one
+table with human column names (`docs/db-tasks.md`, "Styles")."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from ..context import Built
+from ..domains import TableMaker
+from ..sheets import MadeSheet
+from . import questions, writes
+from .base import Plain
+
+#: The skills plain tasks use (one table, flat conditions, one sort key, LIMIT 1, writes).
+PLAIN_SKILLS = (
+    "select", "insert", "update", "delete", "where_single_condition",
+    "where_multiple_conditions", "order_by_single_column", "limit_only",
+)  # fmt: skip
+
+KINDS: dict[str, Callable[[Plain], Built | None]] = {
+    "lookup": questions.lookup,
+    "count": questions.count,
+    "aggregate": questions.aggregate,
+    "extreme": questions.extreme,
+    "comparison": questions.compared,
+    "listing": questions.listing,
+    "short_lookup": questions.short_lookup,
+    "name_for": questions.name_for,
+    "count_of": questions.count_of,
+    "short_aggregate": questions.short_aggregate,
+    "earliest": questions.earliest,
+    "insert": writes.insert,
+    "update": writes.update,
+    "delete": writes.delete,
+}
+
+
+def plain_task(rng: random.Random, maker: TableMaker, made: MadeSheet) -> Built | None:
+    """A plain task of a random kind over `made`, its wording varied in case and ending;
+    None when the drawn kind does not fit the table."""
+    built = rng.choice(tuple(KINDS.values()))(Plain(rng, maker, made))
+    if built is None:
+        return None
+    text = built.instruction
+    text = text[0].upper() + text[1:] if rng.random() < 0.6 else text[0].lower() + text[1:]
+    if rng.random() < 0.2:
+        text = text.rstrip("?.")
+    return Built(built.statements, text)

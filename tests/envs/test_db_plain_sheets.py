@@ -1,0 +1,148 @@
+"""The plain style's variety: many sheets named as people name tables, short questions in the
+voice of crowd-written table QA, writes worded as people ask for them, and number tests that
+SQLite and MariaDB answer alike."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+
+import pytest
+import sqlglot
+from faker import Faker
+from sqlglot import exp
+
+from lifelong_gym.envs.db.generator import generate_tasks
+from lifelong_gym.envs.db.generator.domains import TableMaker
+from lifelong_gym.envs.db.generator.sheets import SHEETS, _parse, make_sheet
+
+
+@pytest.fixture(scope="module")
+def tasks():
+    return generate_tasks(400, seed=6, style="plain")
+
+
+def _types(task) -> dict[str, str]:
+    return {c.name: c.type for c in task.table_info.column_info_list}
+
+
+def test_there_are_sixty_sheets_named_as_spreadsheets_and_wiki_tables_name_them():
+    assert len(SHEETS) >= 60
+    titles = [t for s in SHEETS for t in s.titles]
+    assert len(set(titles)) == len(titles)  # a title tells its sheet
+    assert any(re.fullmatch(r"[a-z]+(_[a-z0-9]+)+", t) for t in titles)  # snake_case
+    assert any(re.fullmatch(r"([A-Z][a-z]+){2,}", t) for t in titles)  # CamelCase
+    assert sum(" " in t for t in titles) > len(titles) / 2
+    names = {f.name for s in SHEETS for f in s.fields}
+    for pattern in (r"\(.+\)", r"%", r"#", r"No\.", r"²|³", r"–", r" / ", r"^[a-z_]+$"):
+        assert any(re.search(pattern, n) for n in names), pattern
+
+
+def test_a_sheet_without_a_number_column_is_refused_with_its_title():
+    spec = "thing things title | Things\n  Name | label\n  Kind | group | A | B\n"
+    with pytest.raises(ValueError, match="sheet 'Things' has no count or decimal column"):
+        _parse(spec)
+
+
+def test_dates_are_text_in_one_format_per_table_and_labels_come_listed_or_suffixed():
+    rng = random.Random(1)
+    maker = TableMaker(rng, Faker("en_US"))
+    formats = set()
+    for sheet in SHEETS:
+        made = make_sheet(rng, maker, sheet, 40)
+        listed = sheet.fields[0].choices
+        if listed:
+            labels = [r[0] for r in made.table.row_list]
+            assert len(labels) == min(40, len(listed) - 2) == len(set(labels))  # two kept back
+            assert set(labels) <= set(listed)
+        suffixes = sheet.fields[0].suffixes
+        if suffixes:  # a town's name, then one of the sheet's suffixes
+            ends = [s for s in suffixes if s]
+            assert all(r[0].endswith(tuple(ends)) for r in made.table.row_list) or "" in suffixes
+        for column in made.columns:
+            if column.kind != "date":
+                continue
+            values = [r[column.name] for r in made.records]
+            day_first = [bool(re.fullmatch(r"\d{1,2} [A-Z][a-z]+ \d{4}", v)) for v in values]
+            month_first = [bool(re.fullmatch(r"[A-Z][a-z]+ \d{1,2}, \d{4}", v)) for v in values]
+            assert all(day_first) or all(month_first), values
+            formats.add(all(day_first))
+    assert formats == {True, False}
+    assert sum(bool(s.fields[0].suffixes) for s in SHEETS) >= 5
+
+
+def test_short_questions_speak_as_table_qa_does(tasks):
+    texts = [t.instruction for t in tasks]
+
+    def some(pattern: str) -> bool:
+        return any(re.search(pattern, t, re.IGNORECASE) for t in texts)
+
+    assert some(r"^which .+ has a .+ of ")
+    assert some(r", and a .+ (smaller|larger|bigger|less|greater|more) than ")
+    assert some(r" has what ")
+    assert some(r"^name the .+ for ")
+    assert some(r"total number of ")
+    assert some(r"(earliest|latest|most recent) ")
+    assert some(r" in the .+ table") and some(r" of the `.+` table")
+
+
+def test_counts_of_a_column_and_earliest_years_are_written_in_sql(tasks):
+    sql = [t.reference_sql[0] for t in tasks]
+    assert any(re.match(r"SELECT COUNT\(`[^`]+`\)", s) for s in sql)
+    earliest = [t for t in tasks if re.search(r"\b(earliest|latest|most recent)\b", t.instruction)]
+    assert earliest
+    for task in earliest:
+        assert re.match(r"SELECT (MIN|MAX)\(`", task.reference_sql[0]), task.reference_sql
+
+
+def test_text_numbers_are_compared_only_through_a_cast(tasks):
+    casts = 0
+    for task in tasks:
+        tree = sqlglot.parse_one(task.reference_sql[0], read="mysql")
+        types = _types(task)
+        for node in tree.find_all(exp.GT, exp.LT, exp.GTE, exp.LTE):
+            left = node.this
+            if isinstance(left, exp.Cast):
+                casts += 1
+                assert types[left.this.name] == "TEXT"
+            else:
+                assert types[left.name] != "TEXT", task.reference_sql
+    assert casts > 5
+
+
+def test_max_min_and_order_only_on_typed_numbers(tasks):
+    for task in tasks:
+        tree = sqlglot.parse_one(task.reference_sql[0], read="mysql")
+        keys = [n.this for n in tree.find_all(exp.Max, exp.Min, exp.Ordered)]
+        assert all(_types(task)[k.name] != "TEXT" for k in keys), task.reference_sql
+
+
+def test_inserts_are_worded_as_people_ask_and_some_leave_columns_out(tasks):
+    inserts = [t for t in tasks if t.reference_sql[0].startswith("INSERT")]
+    texts = [t.instruction for t in inserts]
+    assert any(re.match(r"insert '.+' into '.+' with values '.+' for '", t, re.I) for t in texts)
+    assert any(re.match(r"insert a new record into the '.+' table with", t, re.I) for t in texts)
+    assert any(re.match(r"add to .+: ", t, re.I) for t in texts)
+    assert any(re.search(r"record it in |add it to ", t, re.I) for t in texts)
+    partial = [
+        t for t in inserts
+        if t.reference_sql[0].split(") VALUES")[0].count("`") // 2 < len(_types(t))
+    ]  # fmt: skip
+    assert partial
+
+
+def test_updates_name_the_row_mostly_by_its_label_and_may_set_several_columns(tasks):
+    updates = [t for t in tasks if t.reference_sql[0].startswith("UPDATE")]
+    by_label = Counter(
+        t.reference_sql[0]
+        .split(" WHERE ")[1]
+        .startswith(f"`{t.table_info.column_info_list[0].name}`")
+        for t in updates
+    )
+    assert by_label[True] > by_label[False]
+    assert any(re.search(r"SET `[^`]+` = .+, `[^`]+` = ", t.reference_sql[0]) for t in updates)
+    texts = [t.instruction for t in updates]
+    assert any(re.search(r"'s .+ to .+ and .+ to ", t) for t in texts)
+    assert any(re.search(r"in the `.+` table, update the `.+` column to '", t, re.I) for t in texts)
+    assert any(re.search(r"the .+ named .+ in the .+ table", t) for t in texts)
