@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from lifelong_gym.session import EvaluationOutcome, Session
 
-from .budget import agent_model, model_of
+from .budget import agent_model
 from .item_memory import ItemMemoryMethod
 from .memory_items import MemoryItem, Source, distillation_prompt, parse_memory_item
 from .rule_items import rule_memory_reply
@@ -76,14 +76,14 @@ class ReasoningMemoryMethod(ItemMemoryMethod):
         """Distill with the agent's own model (refused in one line when it has none), or by
         the rule; a model there still counts the tokens the items add."""
         if self.distiller == "rule":
-            if callable(getattr(model_of(agent), "generate", None)):
-                self.bind(model_of(agent))
+            super().setup(agent, env)  # a model that is there counts tokens, nothing more
             return
         purpose = "reasoning_memory distills memories"
         self.bind(agent_model(purpose, agent, instead="reasoning_memory:distiller=rule"))
 
     def learn(self, session: Session, task: str, given: list[Any]) -> dict[str, Any]:
-        """Ask the model for one item about `session` and keep it; the call's record."""
+        """Ask the model (or the rule) for one item about `session` and keep it; the call's
+        record."""
         source = source_of(session)
         if source is None:
             return {"model_calls": 0, "item": None, "rejected": "no verdict to learn from"}
