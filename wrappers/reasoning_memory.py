@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import gymnasium as gym
 from gymnasium.utils import RecordConstructorArgs
@@ -21,8 +21,10 @@ class ReasoningMemory(ItemMemoryWrapper, RecordConstructorArgs):
     reset the `k` stored items most relevant to the task, adding at most `budget` tokens
     (its tokenizer's), are put between the instructions and the task; when a task ends,
     `model` distills one item from it (a strategy from a success, a pitfall from a
-    failure). `info["reasoning_memory"]` holds the items retrieved, the tokens they added
-    and, at the end of a task, the distillation's model call, tokens and item.
+    failure); with `distiller="rule"` (and no model) it is made by rule from the session
+    (`lifelong_gym.methods.rule_items`). `info["reasoning_memory"]` holds the items
+    retrieved, the tokens they added and, at the end of a task, the distillation's model
+    call, tokens and item.
 
     Example (a stand-in model that distills the same lesson from every task):
         >>> import gymnasium as gym
@@ -47,14 +49,19 @@ class ReasoningMemory(ItemMemoryWrapper, RecordConstructorArgs):
     def __init__(
         self,
         env: gym.Env[str, str],
-        model: Any,
+        model: Any = None,
         k: int = 2,
         budget: int = 1024,
         max_items: int = 100,
+        distiller: Literal["model", "rule"] = "model",
     ):
-        RecordConstructorArgs.__init__(self, k=k, budget=budget, max_items=max_items)
+        if model is None and distiller == "model":
+            raise ValueError("ReasoningMemory needs a model to distill with, or distiller='rule'")
+        RecordConstructorArgs.__init__(
+            self, k=k, budget=budget, max_items=max_items, distiller=distiller
+        )
         gym.Wrapper.__init__(self, env)
-        self.method = ReasoningMemoryMethod(k, budget, max_items, model=model)
+        self.method = ReasoningMemoryMethod(k, budget, max_items, model, distiller)
         limit = getattr(env.observation_space, "max_length", 16_000)
         notes = len(HEADING) + len(CLOSING) + k * (RENDERED_CHARS + 2)
         self.observation_space = UnicodeText(limit + notes)

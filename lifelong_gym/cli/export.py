@@ -30,7 +30,16 @@ def export() -> None:
     "--method",
     "method_spec",
     help="A method callback (NAME[:key=value,...], as --callback takes): the tasks are played "
-    "as a stream through it, so each prompt holds what the method inserted.",
+    "as a stream through it, so each prompt holds what the method inserted "
+    "(reasoning_memory:distiller=rule also writes its distillation requests as rows).",
+)
+@click.option(
+    "--no-learning-requests",
+    "learning_requests",
+    is_flag=True,
+    flag_value=False,
+    default=True,
+    help="Leave out the rows of the method's learning requests (its distillations).",
 )
 @click.option("--overwrite", is_flag=True, help="Replace a dataset already in --out.")
 @click.option("--no-progress", "progress", is_flag=True, flag_value=False, default=True)
@@ -41,6 +50,7 @@ def export_sft(
     action_format: str,
     env_args: tuple[str, ...],
     method_spec: str | None,
+    learning_requests: bool,
     overwrite: bool,
     progress: bool,
 ) -> None:
@@ -59,9 +69,12 @@ def export_sft(
         progress=progress,
         method=method,
         method_spec=method_spec,
+        learning_requests=learning_requests,
     )
+    kinds = ", ".join(f"{count} {kind}" for kind, count in summary.kinds.items())
+    of_kinds = f" ({kinds})" if len(summary.kinds) > 1 else ""
     left_out = f" ({summary.left_out} unsolved tasks left out)" if summary.left_out else ""
-    click.echo(f"wrote {summary.rows} demonstrations to {summary.folder}{left_out}")
+    click.echo(f"wrote {summary.rows} demonstrations{of_kinds} to {summary.folder}{left_out}")
 
 
 def method_of(spec: str) -> Method:

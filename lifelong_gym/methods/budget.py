@@ -15,15 +15,18 @@ def model_of(agent: Any) -> Any:
     return getattr(agent, "model", None)
 
 
-def agent_model(purpose: str, agent: Any) -> Any:
-    """The agent's own language model, or one line saying `purpose` needs one."""
+def agent_model(purpose: str, agent: Any, instead: str = "") -> Any:
+    """The agent's own language model, or one line saying `purpose` needs one (and, when
+    given, the spec that does `instead` without a model)."""
     model = model_of(agent)
     if not callable(getattr(model, "generate", None)):
+        other = f" (or {instead}, which needs no model)" if instead else ""
         if agent is None:  # a method played without an agent (`export sft --method`)
-            raise CallbackSpecError(f"{purpose} with an agent's model, and no agent plays here")
+            fix = f": use {instead}" if instead else ""
+            raise CallbackSpecError(f"{purpose} with an agent's model; no agent plays here{fix}")
         raise CallbackSpecError(
             f"{purpose} with the agent's model, and the {type(agent).__name__} agent has "
-            "none: use a model agent (hf:..., openai:...)"
+            f"none: use a model agent (hf:..., openai:...){other}"
         )
     return model
 

@@ -28,6 +28,12 @@ CHARS_PER_TOKEN = 4
 MODEL_TOTALS = ("model_calls", "prompt_tokens", "generated_tokens")
 
 
+def request_messages(prompt: str) -> list[dict[str, str]]:
+    """The chat a method sends its model for a learning request: `prompt` as the one user
+    message (what an export of the request shows the model, too)."""
+    return [{"role": "user", "content": prompt}]
+
+
 def estimate_tokens(text: str) -> int:
     """A text's tokens estimated from its length (for models that cannot count them)."""
     return math.ceil(len(text) / CHARS_PER_TOKEN)
@@ -89,6 +95,8 @@ class ItemMemoryMethod(Method):
         self.totals = self.no_totals()
         self._next_number = 1
         self._flights: dict[int, tuple[str, list[int]]] = {}  # task text, items given
+        self.exchange: tuple[str, str] | None = None
+        """The last task's learning request and its reply, when one was made (not state)."""
         self.model: Any = None
         self.count_tokens: Callable[[str], int] = estimate_tokens
         self.token_counting = "estimate"
@@ -180,6 +188,7 @@ class ItemMemoryMethod(Method):
         if flight is None:  # a probe, or a task that did not begin here
             return
         task, numbers = flight
+        self.exchange = None
         kept = {item.number: item for item in self.items}
         given = [kept[number] for number in numbers if number in kept]  # best first
         record = self.learn(session, task, given)
@@ -196,12 +205,13 @@ class ItemMemoryMethod(Method):
         the totals count."""
         record: dict[str, Any] = {"model_calls": 1, "prompt_tokens": self.count_tokens(prompt)}
         try:
-            (reply,) = self.model.generate([[{"role": "user", "content": prompt}]])
+            (reply,) = self.model.generate([request_messages(prompt)])
         except Exception as error:  # noqa: BLE001 - a failed call must not end the run
             reply, record["generated_tokens"] = None, 0
             record["failed"] = f"the model failed: {error}"
         else:
             record["generated_tokens"] = self.count_tokens(reply) - self.count_tokens("")
+            self.exchange = (prompt, reply)
         for key in MODEL_TOTALS:
             self.totals[key] += record[key]
         return reply, record

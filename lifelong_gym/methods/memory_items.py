@@ -103,6 +103,12 @@ def finished_task_prompt(task: str, turns: Sequence[ChatMessage], ask: str, answ
     return "\n\n".join(parts) + "\n" + answer
 
 
+def memory_item_reply(title: str, description: str, content: str) -> str:
+    """An item's fields written in the three-line format the distillation prompt asks for
+    (which `parse_memory_item` reads)."""
+    return f"Title: {title}\nDescription: {description}\nContent: {content}"
+
+
 def parse_memory_item(reply: str) -> tuple[dict[str, str] | None, str]:
     """The title, description and content in a model's reply, or None and what was wrong.
 

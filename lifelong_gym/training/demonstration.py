@@ -5,18 +5,23 @@ observation as the user message, every reply as the environment received it, eve
 observation as the environment returned it (tool messages in the tools format), up to the
 last reply (the observation after it is never read by a model). Rows are in TRL's
 conversational format, so `datasets.Dataset.from_list(rows)` feeds `trl.SFTTrainer` as it is.
+
+Played through a method that makes a learning request after each task (reasoning memory's
+distillation, by rule when no model plays), the request is a demonstration too: the
+prompt the method sends, in the chat shape it sends it in, and the reply it kept.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from tqdm.auto import tqdm
 
 from lifelong_gym.methods import Method
+from lifelong_gym.methods.item_memory import ItemMemoryMethod, request_messages
 from lifelong_gym.registration import make_env
 from lifelong_gym.session import to_messages, until_last_reply
 from lifelong_gym.tool_calls import with_argument_objects
@@ -30,7 +35,9 @@ class Demonstration:
 
     `messages` are OpenAI-style chat messages (system, user, assistant; in the tools format
     assistant messages with `tool_calls` and `tool` messages answering them). `tools` holds
-    the environment's function schemas in the tools format, else nothing.
+    the environment's function schemas in the tools format, else nothing. `kind` is "task"
+    for an episode, or the name of a method's learning request about the task
+    ("distillation": its prompt as the user message, the reply kept as the assistant's).
     """
 
     messages: list[dict[str, Any]]
@@ -39,6 +46,7 @@ class Demonstration:
     reward: float
     status: str
     tools: list[dict[str, Any]] = field(default_factory=list)
+    kind: str = "task"
 
     def row(self) -> dict[str, Any]:
         """The demonstration as a dataset row (TRL's conversational format, plus its task).
@@ -63,6 +71,7 @@ def demonstrations(
     solved_only: bool = True,
     progress: bool = False,
     method: Method | None = None,
+    learning_requests: bool = True,
     **env_kwargs: Any,
 ) -> Iterator[Demonstration]:
     """Play each task's reference solution through `gym.make(env_id, ...)` and yield it.
@@ -75,7 +84,9 @@ def demonstrations(
 
     With a `method`, the tasks are played in order as a stream through it (its `start` before
     each, its `finish` after), so each opening prompt holds what the method inserted there:
-    the prompts a run of the method shows, for a model to learn to read them.
+    the prompts a run of the method shows, for a model to learn to read them. When the method
+    made a learning request after a task (its `exchange`: reasoning memory's distillation),
+    that request follows the task's demonstration, unless `learning_requests` is False.
     """
     kwargs = dict(env_kwargs, action_format=action_format)
     if tasks is not None:
@@ -95,6 +106,9 @@ def demonstrations(
                 unsolved += 1
                 continue
             yield demo
+            request = _request(method, demo) if learning_requests else None
+            if request is not None:
+                yield request
         if unsolved:
             logger.warning(
                 "%s: the oracle did not solve %d of %d tasks; they were left out",
@@ -134,4 +148,17 @@ def _play(
         reward=float(session.reward),
         status=str(info.get("status", session.status.value)),
         tools=list(tools),
+    )
+
+
+def _request(method: Method | None, demo: Demonstration) -> Demonstration | None:
+    """The learning request `method` made after `demo`'s task, as a demonstration, if any."""
+    if not isinstance(method, ItemMemoryMethod) or method.exchange is None:
+        return None
+    prompt, reply = method.exchange
+    return replace(
+        demo,
+        messages=[*request_messages(prompt), {"role": "assistant", "content": reply}],
+        tools=[],
+        kind=method.learning,
     )

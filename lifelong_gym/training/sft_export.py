@@ -2,15 +2,17 @@
 
 The folder holds `demonstrations.parquet` (one row a solved episode, in TRL's
 conversational format: `messages`, plus `tools` in the tools format, with the task's
-`task_index`, `skills`, `reward` and `status`) and `metadata.json` (where the rows came
-from). `datasets.load_dataset(FOLDER, split="train")` reads it, and `trl.SFTTrainer` takes
-the result as it is.
+`task_index`, `skills`, `reward` and `status`, and the row's `kind`: "task", or a method's
+learning request such as reasoning memory's "distillation") and `metadata.json` (where the
+rows came from, and how many of each kind). `datasets.load_dataset(FOLDER, split="train")`
+reads it, and `trl.SFTTrainer` takes the result as it is.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,16 +28,18 @@ METADATA_FILE = "metadata.json"
 
 @dataclass(frozen=True)
 class ExportSummary:
-    """What an export wrote: the folder, how many rows, and how many tasks were left out."""
+    """What an export wrote: the folder, how many rows (of each kind), and how many tasks
+    were played."""
 
     folder: Path
     rows: int
     tasks: int
+    kinds: dict[str, int] = field(default_factory=dict)
 
     @property
     def left_out(self) -> int:
         """Tasks the oracle did not solve (no row was written for them)."""
-        return self.tasks - self.rows
+        return self.tasks - self.kinds.get("task", self.rows)
 
 
 def export_sft(
@@ -49,11 +53,14 @@ def export_sft(
     progress: bool = True,
     method: Method | None = None,
     method_spec: str | None = None,
+    learning_requests: bool = True,
 ) -> ExportSummary:
     """Play every task's reference solution and write the episodes as an SFT dataset.
 
     With a `method` (named `method_spec` in the metadata), the tasks are played as a stream
-    through it and each opening prompt holds what it inserted (`demonstrations`)."""
+    through it and each opening prompt holds what it inserted (`demonstrations`); the
+    method's learning requests (reasoning memory's distillations) are rows too, unless
+    `learning_requests` is False."""
     datasets = import_extra("datasets", "train", "exporting an SFT dataset")
     folder = Path(out)
     if (folder / DATA_FILE).exists() and not overwrite:
@@ -66,12 +73,15 @@ def export_sft(
             solved_only=False,
             progress=progress,
             method=method,
+            learning_requests=learning_requests,
             **(env_kwargs or {}),
         )
     )
     rows = [demo.row() for demo in played if demo.reward >= 1.0]
+    tasks_played = sum(demo.kind == "task" for demo in played)
     if not rows:
-        raise ConfigError(f"the oracle solved none of the {len(played)} tasks: nothing to write")
+        raise ConfigError(f"the oracle solved none of the {tasks_played} tasks: nothing to write")
+    kinds = dict(Counter(row["kind"] for row in rows))
     folder.mkdir(parents=True, exist_ok=True)
     dataset = datasets.Dataset.from_list(
         rows, features=_features(datasets, with_tools="tools" in rows[0])
@@ -92,10 +102,11 @@ def export_sft(
         "env_kwargs": env_kwargs or {},
         "method": method_spec,
         "rows": len(rows),
-        "tasks_played": len(played),
+        "rows_by_kind": kinds,
+        "tasks_played": tasks_played,
     }
     (folder / METADATA_FILE).write_text(json.dumps(metadata, indent=2) + "\n", encoding="utf-8")
-    return ExportSummary(folder, len(rows), len(played))
+    return ExportSummary(folder, len(rows), tasks_played, kinds)
 
 
 def _features(datasets: Any, *, with_tools: bool) -> Any:
@@ -107,6 +118,7 @@ def _features(datasets: Any, *, with_tools: bool) -> Any:
         "skills": datasets.List(datasets.Value("string")),
         "reward": datasets.Value("float64"),
         "status": datasets.Value("string"),
+        "kind": datasets.Value("string"),
     }
     if with_tools:
         columns["tools"] = datasets.Json()

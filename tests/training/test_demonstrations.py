@@ -123,9 +123,11 @@ def test_export_writes_a_dataset_that_datasets_and_trl_read(tmp_path):
     assert out.strip() == f"wrote 500 demonstrations to {tmp_path / 'text'}"
     dataset = load_dataset(str(tmp_path / "text"), split="train")
     assert len(dataset) == 500 and is_conversational(dataset[0])
-    assert set(dataset.column_names) == {"messages", "task_index", "skills", "reward", "status"}
+    columns = {"messages", "task_index", "skills", "reward", "status", "kind"}
+    assert set(dataset.column_names) == columns and set(dataset["kind"]) == {"task"}
     metadata = json.loads((tmp_path / "text" / "metadata.json").read_text())
     assert metadata["rows"] == 500 and metadata["action_format"] == "text"
+    assert metadata["rows_by_kind"] == {"task": 500}
 
     code, out = export("--out", str(tmp_path / "tools"), "--action-format", "tools")
     assert code == 0, out
