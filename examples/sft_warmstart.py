@@ -268,7 +268,17 @@ def evaluate_all(model, tokenizer, config: Config) -> dict[str, HeldOutResult]:
 
 
 def write_summary(config: Config, results: dict[str, HeldOutResult], trained: dict) -> None:
-    """`warmstart.json` in the output folder: the config, the training figures, each result."""
+    """`warmstart.json` in the output folder: the config, the training figures, each result;
+    and each result's episodes, to read one by one, in `episodes/NAME.jsonl`."""
+    folder = Path(config.output)
+    (folder / "episodes").mkdir(parents=True, exist_ok=True)
+    files = {}
+    for name, result in results.items():
+        files[name] = f"episodes/{episodes_file_name(name)}"
+        with (folder / files[name]).open("w", encoding="utf-8") as out:
+            for episode in result.episodes:
+                fields = ("task_index", "skills", "status", "outcome", "reward", "messages")
+                out.write(json.dumps({key: getattr(episode, key) for key in fields}) + "\n")
     summary = {
         "config": asdict(config),
         **trained,
@@ -281,12 +291,20 @@ def write_summary(config: Config, results: dict[str, HeldOutResult], trained: di
                 "valid_action_rate": r.valid_action_rate,
                 "per_skill": r.per_skill(),
                 "statuses": r.statuses(),
+                "episodes_file": files[name],
             }
             for name, r in results.items()
         },
     }
-    Path(config.output).mkdir(parents=True, exist_ok=True)
-    (Path(config.output) / "warmstart.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (folder / "warmstart.json").write_text(json.dumps(summary, indent=2) + "\n")
+
+
+def episodes_file_name(result: str) -> str:
+    """ "after on ../dbbench/dev.jsonl" -> "after-on-dev.jsonl"."""
+    words = result.split(" on ")
+    if len(words) > 1:
+        words[-1] = Path(words[-1]).name.split(".")[0]
+    return "-on-".join(words) + ".jsonl"
 
 
 def parse_config() -> Config:

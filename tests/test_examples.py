@@ -99,7 +99,7 @@ def test_sft_warmstart_measures_and_saves_a_folder_that_plays_as_an_hf_agent(
     assert summary["steps"] == 1 and summary["input_tokens"] > 0
     assert set(summary["after"]) == {
         "success_rate", "solved", "episodes", "interval", "valid_action_rate", "per_skill",
-        "statuses",
+        "statuses", "episodes_file",
     }  # fmt: skip
     assert summary["after"]["episodes"] == 2
     base = AutoModelForCausalLM.from_pretrained(tiny_model_dir).state_dict()
@@ -224,6 +224,7 @@ def test_sft_warmstart_mixes_exports_and_measures_every_eval_set(tiny_model_dir,
     assert re.search(rf"^after training, on {re.escape(str(few))}: {figure}", out, re.M), out
     summary = json.loads((tmp_path / "model" / "warmstart.json").read_text())
     assert set(summary) >= {"before", "after", f"after on {few}"}
+    assert summary[f"after on {few}"]["episodes_file"] == "episodes/after-on-few.jsonl"
 
 
 def test_sft_warmstart_eval_only_measures_a_saved_model_on_every_task(sft_checkpoint, tmp_path):
@@ -243,6 +244,11 @@ def test_sft_warmstart_eval_only_measures_a_saved_model_on_every_task(sft_checkp
     assert "trained" not in out and re.search(r"\(\d/3, 95% CI", out), out
     summary = json.loads((tmp_path / "eval" / "warmstart.json").read_text())
     assert summary["trained"] is False and summary["after"]["episodes"] == 3
+    assert summary["after"]["episodes_file"] == "episodes/after.jsonl"
+    played = (tmp_path / "eval" / "episodes" / "after.jsonl").read_text().splitlines()
+    rows = [json.loads(line) for line in played]
+    assert sorted(r["task_index"] for r in rows) == [0, 1, 2]
+    assert all(r["messages"][0]["role"] in ("system", "user") and r["status"] for r in rows)
     done = subprocess.run(
         [sys.executable, str(EXAMPLES / "sft_warmstart.py"), *common],
         capture_output=True,
