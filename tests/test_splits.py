@@ -56,8 +56,9 @@ def test_db_train_and_validation_share_no_instruction(tmp_path: Path, style: str
     assert json.loads(train.with_suffix(".order.json").read_text()) != list(range(24))
 
 
-def test_os_train_and_validation_share_no_instruction(tmp_path: Path):
-    common = ["os", "--count", "30", "--no-verify", "--output", str(tmp_path)]
+@pytest.mark.parametrize("kind", ["change", "question", "mixed"])
+def test_os_train_and_validation_share_no_instruction(tmp_path: Path, kind: str):
+    common = ["os", "--count", "30", "--no-verify", "--output", str(tmp_path), "--kind", kind]
     generate(*common, "--split", "train")
     train = tmp_path / "train.jsonl"
     generate(*common, "--split", "validation", "--exclude", str(train))

@@ -7,9 +7,14 @@ from collections import Counter
 import click
 
 from lifelong_gym.cli.generate import GeneratorOptions, generator_command
-from lifelong_gym.envs.os.generator import generate_tasks, sample_order, verify_tasks
+from lifelong_gym.envs.os.generator import (
+    KINDS,
+    generate_tasks,
+    kind_skills,
+    sample_order,
+    verify_tasks,
+)
 from lifelong_gym.envs.os.image import DEFAULT_IMAGE
-from lifelong_gym.envs.os.skills import SKILLS
 from lifelong_gym.generation import coverage_line, write_task_set
 
 
@@ -27,10 +32,18 @@ from lifelong_gym.generation import coverage_line, write_task_set
     show_default=True,
     help="The sandbox image the tasks are verified in (lifelong-gym build-image os).",
 )
+@click.option(
+    "--kind",
+    type=click.Choice(KINDS),
+    default="change",
+    show_default=True,
+    help="change: tasks that ask for a change, judged by a script; question: tasks that ask "
+    "a question, answered with `Act: answer(VALUE)`; mixed: both.",
+)
 @click.option("--no-verify", is_flag=True, help="Skip the check in containers.")
-def main(options: GeneratorOptions, image: str, no_verify: bool) -> None:
+def main(options: GeneratorOptions, image: str, kind: str, no_verify: bool) -> None:
     """Command line: generate, verify in containers, and write the task set."""
-    tasks = generate_tasks(options.count, options.task_seed, exclude=options.exclude)
+    tasks = generate_tasks(options.count, options.task_seed, exclude=options.exclude, kind=kind)
     if not no_verify:
         problems = verify_tasks(tasks, image)
         if problems:
@@ -44,5 +57,5 @@ def main(options: GeneratorOptions, image: str, no_verify: bool) -> None:
     path, order_path = write_task_set(records, sample_order(tasks, options.task_seed), options.path)
     coverage = Counter(s for t in tasks for s in t.skills)
     click.echo(f"wrote {len(tasks)} tasks to {path} and the order to {order_path}")
-    click.echo(coverage_line({skill: coverage[skill] for skill in SKILLS}))
+    click.echo(coverage_line({skill: coverage[skill] for skill in kind_skills(kind)}))
     click.echo(f'use them: gym.make("LifelongOS-v0", tasks="{path}")')

@@ -1,9 +1,10 @@
 """A seeded generator of OS tasks covering the benchmark's 29 command skills, each verified.
 
-Every task is checked in a fresh container: its evaluation must fail right after the
-initialization and pass after the reference solution ran. Run:
+Every task is checked in a fresh container: a change task's evaluation must fail right
+after the initialization and pass after the reference solution ran; a question task's
+solution must print its answer. Run:
 
-    lifelong-gym generate os --count 300 --seed 0 [--output DIR]
+    lifelong-gym generate os --count 300 --seed 0 [--kind change|question|mixed] [--output DIR]
 """
 
 from __future__ import annotations
@@ -13,72 +14,133 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 from lifelong_gym.envs.os.backends.docker import ContainerPool
+from lifelong_gym.envs.os.backends.sandbox import Sandbox
 from lifelong_gym.envs.os.backends.shell import Mode
 
-# `text` and `users` add their templates to TEMPLATES when imported
-from lifelong_gym.envs.os.generator.templates import TEMPLATES, text, users  # noqa: F401
+# `text` and `users` add their templates to TEMPLATES, the `questions_*` to QUESTIONS
+from lifelong_gym.envs.os.generator.templates import (  # noqa: F401
+    QUESTIONS,
+    TEMPLATES,
+    Draft,
+    Question,
+    Template,
+    questions_files,
+    questions_text,
+    text,
+    users,
+)
 from lifelong_gym.envs.os.judge import judge, prepare
 from lifelong_gym.envs.os.skills import SKILLS
-from lifelong_gym.envs.os.tasks import OSTask, ScriptItem
-from lifelong_gym.generation import (
-    progress_bar,
-)
+from lifelong_gym.envs.os.tasks import AnswerCheck, OSTask, ScriptItem
+from lifelong_gym.generation import progress_bar
 from lifelong_gym.splits import text_key
 
+KINDS = ("change", "question", "mixed")
 
-def generate_tasks(count: int, seed: int, *, exclude: frozenset[str] = frozenset()) -> list[OSTask]:
-    """Draw `count` distinct tasks, none with an instruction in `exclude`; the least
-    covered skill picks the next template."""
-    missing = set(SKILLS) - {s for skills, _ in TEMPLATES.values() for s in skills}
+
+def kind_skills(kind: str) -> tuple[str, ...]:
+    """The skills the tasks of `kind` cover: all 29, or those the question templates use."""
+    if kind == "question":
+        return tuple(sorted({s for skills, _ in QUESTIONS.values() for s in skills}))
+    return SKILLS
+
+
+def _templates(kind: str) -> dict[str, tuple[tuple[str, ...], Template]]:
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+    return {"change": TEMPLATES, "question": QUESTIONS, "mixed": {**TEMPLATES, **QUESTIONS}}[kind]
+
+
+def generate_tasks(
+    count: int, seed: int, *, exclude: frozenset[str] = frozenset(), kind: str = "change"
+) -> list[OSTask]:
+    """Draw `count` distinct tasks of `kind` (change: each judged by an evaluation script;
+    question: each answered with one value; mixed: both), none with an instruction in
+    `exclude`. The least covered skill picks the next template; among questions, which
+    cover few skills, the least drawn template comes next."""
+    templates = _templates(kind)
+    missing = set(kind_skills(kind)) - {s for skills, _ in templates.values() for s in skills}
     if missing:
         raise RuntimeError(f"no template covers the skills {sorted(missing)}")
+    balance = {n: (n,) if kind == "question" else skills for n, (skills, _) in templates.items()}
+    targets = sorted({unit for units in balance.values() for unit in units})
     rng = random.Random(seed)
     covered: Counter[str] = Counter()
     tasks: list[OSTask] = []
     seen: set[str] = set(exclude)
-    names = sorted(TEMPLATES)
+    names = sorted(templates)
     for _ in range(count * 1000):
         if len(tasks) == count:
             return tasks
-        lowest = min(covered[s] for s in SKILLS)
-        needy = sorted(s for s in SKILLS if covered[s] == lowest)
-        skill = rng.choice(needy)
-        name = rng.choice([n for n in names if skill in TEMPLATES[n][0]])
-        skills, make = TEMPLATES[name]
+        lowest = min(covered[s] for s in targets)
+        needy = sorted(s for s in targets if covered[s] == lowest)
+        unit = rng.choice(needy)
+        name = rng.choice([n for n in names if unit in balance[n]])
+        skills, make = templates[name]
         draft = make(rng)
         if text_key(draft.instruction) in seen:
             continue
         seen.add(text_key(draft.instruction))
-        covered.update(skills)
-        tasks.append(
-            OSTask(
-                index=len(tasks),
-                skills=skills,
-                instruction=draft.instruction,
-                initialization=ScriptItem(script=draft.init),
-                evaluation=ScriptItem(script=draft.evaluation),
-                ground_truth=ScriptItem(script=draft.solution),
-            )
-        )
+        covered.update(balance[name])
+        tasks.append(_task(len(tasks), skills, draft))
     raise RuntimeError(f"made only {len(tasks)} of {count} tasks with instructions not yet taken")
 
 
+def _task(index: int, skills: tuple[str, ...], draft: Draft | Question) -> OSTask:
+    """The task of a drawn template: judged by its evaluation, or by its answer."""
+    if isinstance(draft, Question):
+        judged = {"answer_check": AnswerCheck(match=draft.answer)}
+    else:
+        judged = {"evaluation": ScriptItem(script=draft.evaluation)}
+    return OSTask(
+        index=index,
+        skills=skills,
+        instruction=draft.instruction,
+        initialization=ScriptItem(script=draft.init),
+        ground_truth=ScriptItem(script=draft.solution),
+        **judged,
+    )
+
+
 def verify_task(pool: ContainerPool, task: OSTask) -> str | None:
-    """None if the task is sound, else what is wrong with it."""
+    """None if the task is sound, else what is wrong with it. A change task's evaluation
+    must fail before the solution and pass after it; a question task's solution must print
+    its answer, which passes the judge where a wrong answer fails."""
     assert task.ground_truth is not None
     sandbox = pool.acquire()
     try:
         prepare(sandbox, task)
-        if judge(sandbox, task, None):
+        if task.answer_check is None and judge(sandbox, task, None):
             return "the evaluation passes before the solution ran"
         result = sandbox.run(task.ground_truth.script, Mode.PERSISTENT, timeout=30, limit=2000)
         if result.exit_code != 0:
             return f"the solution failed ({result.exit_code}): {result.output.strip()}"
+        if task.answer_check is not None:
+            return _answer_problem(sandbox, task, result.output.strip())
         if not judge(sandbox, task, None):
             return "the evaluation fails after the solution ran"
         return None
     finally:
         pool.discard(sandbox)
+
+
+def wrong_answers(answer: str) -> list[str]:
+    """Answers a question task must reject: none, and one next to the right one."""
+    near = str(int(answer) + 1) if answer.lstrip("-").isdigit() else f"{answer}x"
+    return ["", near]
+
+
+def _answer_problem(sandbox: Sandbox, task: OSTask, printed: str) -> str | None:
+    assert task.answer_check is not None and task.answer_check.match is not None
+    expected = task.answer_check.match
+    if printed != expected:
+        return f"the solution printed {printed!r}, not the answer {expected!r}"
+    if not judge(sandbox, task, printed):
+        return "the judge rejects the solution's answer"
+    for wrong in wrong_answers(expected):
+        if judge(sandbox, task, wrong):
+            return f"the judge accepts the wrong answer {wrong!r}"
+    return None
 
 
 def verify_tasks(tasks: list[OSTask], image: str, workers: int = 3) -> dict[int, str]:

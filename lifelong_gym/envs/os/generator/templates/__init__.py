@@ -2,7 +2,8 @@
 
 A template returns the instruction, the initialization script, the reference solution
 (whose commands are the task's skills), and an evaluation script that exits 0 only when
-the task is done. Values are drawn from `random.Random`, so a seed fixes every task.
+the task is done; a question template returns the answer the solution prints instead.
+Values are drawn from `random.Random`, so a seed fixes every task.
 """
 
 from __future__ import annotations
@@ -29,18 +30,38 @@ class Draft:
     evaluation: str
 
 
-Template = Callable[[random.Random], Draft]
-TEMPLATES: dict[str, tuple[tuple[str, ...], Template]] = {}
+@dataclass(frozen=True)
+class Question:
+    """One generated question task: the solution prints `answer`, which the agent must give."""
+
+    instruction: str
+    init: str
+    solution: str
+    answer: str
 
 
-def template(*skills: str) -> Callable[[Template], Template]:
-    """Register a template under the skills its reference solution uses."""
+Template = Callable[[random.Random], Draft | Question]
+TEMPLATES: dict[str, tuple[tuple[str, ...], Template]] = {}  # tasks that ask for a change
+QUESTIONS: dict[str, tuple[tuple[str, ...], Template]] = {}  # tasks that ask a question
 
-    def register(function: Template) -> Template:
-        TEMPLATES[function.__name__] = (skills, function)
-        return function
 
-    return register
+def _registrar(
+    registry: dict[str, tuple[tuple[str, ...], Template]],
+) -> Callable[..., Callable[[Template], Template]]:
+    def register_under(*skills: str) -> Callable[[Template], Template]:
+        def register(function: Template) -> Template:
+            registry[function.__name__] = (skills, function)
+            return function
+
+        return register
+
+    return register_under
+
+
+#: `@template(skills)` registers a change template under the skills its solution uses
+template = _registrar(TEMPLATES)
+#: `@question(skills)` registers a question template under the skills its solution uses
+question = _registrar(QUESTIONS)
 
 
 def _lines(rng: random.Random, count: int) -> list[str]:
