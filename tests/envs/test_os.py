@@ -109,8 +109,17 @@ def oracle_share(sandbox: dict, restrict: bool, order: list[int]) -> list[int]:
     return order if (sandbox["sandbox"], restrict) in FULL_RUNS else order[::3]
 
 
+def run_oracle_twice(env, indices) -> list[int]:
+    """The tasks the oracle misses twice. A touch-then-sleep task (34: the second file's
+    mtime at least 1 s after the first, `sleep 1` between) can miss once in a few hundred
+    plays, probably because file times come from the kernel's coarse clock, a tick behind
+    `sleep`'s; it
+    missed once in CI on 2026-12-07. A broken reference misses both times."""
+    return run_oracle(env, run_oracle(env, indices))
+
+
 def test_oracle_solves_the_whole_shipped_set(env, sandbox):
-    assert run_oracle(env, oracle_share(sandbox, False, env.unwrapped.tasks.order)) == []
+    assert run_oracle_twice(env, oracle_share(sandbox, False, env.unwrapped.tasks.order)) == []
 
 
 def test_oracle_solves_the_whole_shipped_set_with_the_29_commands_only(sandbox):
@@ -118,7 +127,7 @@ def test_oracle_solves_the_whole_shipped_set_with_the_29_commands_only(sandbox):
     environment = gym.make("LifelongOS-v0", pool_size=2, restrict_commands=True, **sandbox)
     try:
         order = oracle_share(sandbox, True, environment.unwrapped.tasks.order)
-        assert run_oracle(environment, order) == []
+        assert run_oracle_twice(environment, order) == []
     finally:
         environment.close()
 
