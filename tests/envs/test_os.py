@@ -113,8 +113,7 @@ def run_oracle_twice(env, indices) -> list[int]:
     """The tasks the oracle misses twice. A touch-then-sleep task (34: the second file's
     mtime at least 1 s after the first, `sleep 1` between) can miss once in a few hundred
     plays, probably because file times come from the kernel's coarse clock, a tick behind
-    `sleep`'s; it
-    missed once in CI on 2026-12-07. A broken reference misses both times."""
+    `sleep`'s; it missed once in CI on 2026-12-07. A broken reference misses both times."""
     return run_oracle(env, run_oracle(env, indices))
 
 
