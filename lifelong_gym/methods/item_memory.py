@@ -184,11 +184,11 @@ class ItemMemoryMethod(Method):
 
     def finish(self, session: Session) -> None:
         """Learn from the judged session; record what was done in its details."""
+        self.exchange = None  # a task that makes no request leaves none of an earlier one
         flight = None if session.probe else self._flights.pop(session.task_index, None)
         if flight is None:  # a probe, or a task that did not begin here
             return
         task, numbers = flight
-        self.exchange = None
         kept = {item.number: item for item in self.items}
         given = [kept[number] for number in numbers if number in kept]  # best first
         record = self.learn(session, task, given)

@@ -19,7 +19,7 @@ from lifelong_gym.session import ChatMessage, Role
 from lifelong_gym.tool_calls import parse_tool_call
 
 from .memory_items import Source, ending, memory_item_reply
-from .steps import abstract
+from .steps import abstract, actions
 
 Step = tuple[str, str]
 """One action of a trajectory: its kind ("sql", "bash", "answer", "finish", or the name of
@@ -118,7 +118,7 @@ def rule_memory_reply(
 
 def steps_of(turns: Sequence[ChatMessage]) -> list[Step]:
     """The agent's actions in `turns`, each as a `Step` (text or tool-call replies)."""
-    return [_step(m.content) for m in turns if m.role == Role.AGENT]
+    return [_step(reply) for reply in actions(turns)]
 
 
 def _step(reply: str) -> Step:

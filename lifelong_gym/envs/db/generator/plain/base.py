@@ -7,7 +7,7 @@ import random
 from dataclasses import dataclass
 
 from ..domains import TableMaker
-from ..sheets import DATE, GROUP, YEAR, Column, MadeSheet, literal, quoted
+from ..sheets import DATE, GROUP, NUMBERS, YEAR, Column, MadeSheet, literal, quoted
 from .wording import COMPARISONS, CONDITION_VOICES, WIKI_COMPARISONS, WIKI_VOICES
 
 #: Kinds of column an equality test is drawn on, besides the label.
@@ -65,7 +65,7 @@ class Plain:
 
     def testable(self, avoid: tuple[Column, ...], numbers: bool) -> list[Column]:
         """The non-label columns an equality may test, none of `avoid`."""
-        kinds = (*_NAMED, *(("count", "decimal") if numbers else ()))
+        kinds = (*_NAMED, *(NUMBERS if numbers else ()))
         return [c for c in self.others if c.kind in kinds and c not in avoid]
 
     def conditions(self, avoid: Column | None = None) -> tuple[str, str]:
