@@ -272,9 +272,14 @@ def write_summary(config: Config, results: dict[str, HeldOutResult], trained: di
     and each result's episodes, to read one by one, in `episodes/NAME.jsonl`."""
     folder = Path(config.output)
     (folder / "episodes").mkdir(parents=True, exist_ok=True)
-    files = {}
+    files: dict[str, str] = {}
     for name, result in results.items():
-        files[name] = f"episodes/{episodes_file_name(name)}"
+        stem, taken = episodes_file_stem(name), set(files.values())
+        files[name] = next(
+            f"episodes/{stem}{suffix}.jsonl"
+            for suffix in ("", *(f"-{n}" for n in range(2, len(results) + 2)))
+            if f"episodes/{stem}{suffix}.jsonl" not in taken
+        )  # two sets of one file name (a/dev.jsonl, b/dev.jsonl) keep their own files
         with (folder / files[name]).open("w", encoding="utf-8") as out:
             for episode in result.episodes:
                 fields = ("task_index", "skills", "status", "outcome", "reward", "messages")
@@ -299,12 +304,10 @@ def write_summary(config: Config, results: dict[str, HeldOutResult], trained: di
     (folder / "warmstart.json").write_text(json.dumps(summary, indent=2) + "\n")
 
 
-def episodes_file_name(result: str) -> str:
-    """ "after on ../dbbench/dev.jsonl" -> "after-on-dev.jsonl"."""
-    words = result.split(" on ")
-    if len(words) > 1:
-        words[-1] = Path(words[-1]).name.split(".")[0]
-    return "-on-".join(words) + ".jsonl"
+def episodes_file_stem(result: str) -> str:
+    """ "after on ../dbbench/dev.jsonl" -> "after-on-dev"; "after" -> "after"."""
+    when, on, tasks = result.partition(" on ")
+    return f"{when}-on-{Path(tasks).name.split('.')[0]}" if on else when
 
 
 def parse_config() -> Config:

@@ -229,16 +229,24 @@ def test_sft_warmstart_mixes_exports_and_measures_every_eval_set(tiny_model_dir,
 
 def test_sft_warmstart_eval_only_measures_a_saved_model_on_every_task(sft_checkpoint, tmp_path):
     """--eval-only: the saved folder measured on each set, every task with --eval-episodes
-    0, no training; without --eval-tasks one line says what is missing."""
+    0, no training, each set's episodes in a file of its own (two of one file name too);
+    without --eval-tasks one line says what is missing."""
     shipped = EXAMPLES.parent / "lifelong_gym" / "data" / "db" / "default.jsonl"
-    few = tmp_path / "few.jsonl"
+    few, one, other = (
+        tmp_path / "few.jsonl",
+        tmp_path / "a" / "dev.jsonl",
+        tmp_path / "b" / "dev.jsonl",
+    )
     few.write_text("".join(shipped.read_text().splitlines(keepends=True)[:3]))
+    for path, line in ((one, 3), (other, 4)):
+        path.parent.mkdir()
+        path.write_text(shipped.read_text().splitlines(keepends=True)[line])
     model = sft_checkpoint.folder
     common = ("--model", str(model), "--env-id", "LifelongDB-v0", "--eval-only")
     out = run(
         "sft_warmstart.py",
         *common,
-        *("--output", str(tmp_path / "eval"), "--eval-tasks", str(few)),
+        *("--output", str(tmp_path / "eval"), "--eval-tasks", str(few), str(one), str(other)),
         *("--eval-episodes", "0", "--eval-envs", "2", "--max-new-tokens", "4"),
     )
     assert "trained" not in out and re.search(r"\(\d/3, 95% CI", out), out
@@ -249,6 +257,10 @@ def test_sft_warmstart_eval_only_measures_a_saved_model_on_every_task(sft_checkp
     rows = [json.loads(line) for line in played]
     assert sorted(r["task_index"] for r in rows) == [0, 1, 2]
     assert all(r["messages"][0]["role"] in ("system", "user") and r["status"] for r in rows)
+    for path, file, index in ((one, "after-on-dev", 3), (other, "after-on-dev-2", 4)):
+        assert summary[f"after on {path}"]["episodes_file"] == f"episodes/{file}.jsonl"
+        (row,) = (tmp_path / "eval" / "episodes" / f"{file}.jsonl").read_text().splitlines()
+        assert json.loads(row)["task_index"] == index
     done = subprocess.run(
         [sys.executable, str(EXAMPLES / "sft_warmstart.py"), *common],
         capture_output=True,
