@@ -4,6 +4,7 @@ SQLite and MariaDB answer alike."""
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections import Counter
@@ -13,9 +14,11 @@ import sqlglot
 from faker import Faker
 from sqlglot import exp
 
+from lifelong_gym.envs.db.backends import SqliteBackend
 from lifelong_gym.envs.db.generator import generate_tasks
 from lifelong_gym.envs.db.generator.domains import TableMaker
 from lifelong_gym.envs.db.generator.sheets import SHEETS, _parse, make_sheet
+from lifelong_gym.envs.db.tasks import from_benchmark_record, to_record
 
 
 @pytest.fixture(scope="module")
@@ -146,3 +149,48 @@ def test_updates_name_the_row_mostly_by_its_label_and_may_set_several_columns(ta
     assert any(re.search(r"'s .+ to .+ and .+ to ", t) for t in texts)
     assert any(re.search(r"in the `.+` table, update the `.+` column to '", t, re.I) for t in texts)
     assert any(re.search(r"the .+ named .+ in the .+ table", t) for t in texts)
+
+
+def test_some_questions_name_a_value_no_row_has_and_their_right_answer_is_no_rows(tasks):
+    empty = [t for t in tasks if t.is_query and not t.answer_info.direct]
+    assert len(empty) >= 8
+    backend = SqliteBackend()
+    for task in empty:
+        backend.start(task.table_info)
+        try:
+            assert backend.execute(task.reference_sql[0]).rows == []
+        finally:
+            backend.discard()
+        record = to_record(task)
+        assert record["answer_info"]["direct"] == []
+        assert from_benchmark_record("0", json.loads(json.dumps(record))).is_query
+    assert not any(t.reference_sql[0].startswith("SELECT COUNT(*)") for t in empty)
+    assert not [t for t in generate_tasks(60, seed=6) if t.is_query and not t.answer_info.direct]
+
+
+def test_conditions_are_also_worded_value_first_and_how_many_of_a_column_is_its_value(tasks):
+    texts = [t.instruction for t in tasks]
+    assert any(re.search(r" for \d+(\.\d)? [A-Z]", t) for t in texts)  # "for 11 Points"
+    how_many = 0
+    for task in tasks:
+        columns = [c.name for c in task.table_info.column_info_list]
+        asked = re.match(r"how many (.+?) (did|does|were|for) ", task.instruction, re.I)
+        if asked and asked.group(1) in columns:
+            how_many += 1
+            assert task.reference_sql[0].startswith(f"SELECT `{asked.group(1)}` FROM")
+    assert how_many >= 5
+
+
+def test_some_table_names_carry_a_year_a_season_or_a_town_in_the_title_s_case(tasks):
+    titles = {t for s in SHEETS for t in s.titles}
+    qualified = [t.table_info.name for t in tasks if t.table_info.name not in titles]
+    assert len(qualified) > len(tasks) / 8
+    for name in qualified:
+        title = max((t for t in titles if name.startswith(t)), key=len)
+        rest = name[len(title) :]
+        if " " in title:
+            assert re.fullmatch(r" (\d{4}(-\d\d)?|in [A-Z][a-z]+( [A-Z][a-z]+)*)", rest), name
+        elif "_" in title or title.islower():
+            assert re.fullmatch(r"_(\d{4}(-\d\d)?|in_[A-Z][a-z]+(_[A-Z][a-z]+)*)", rest), name
+        else:
+            assert re.fullmatch(r"\d{4}(-\d\d)?|In([A-Z][a-z]+)+", rest), name

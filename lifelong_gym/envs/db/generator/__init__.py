@@ -137,7 +137,8 @@ class Generator:
         self, index: int, table: TableInfo, built: Built, skills: tuple[str, ...]
     ) -> DBTask | None:
         """The task with its truth found by execution; None when it would be degenerate."""
-        answer = execute_truth(self.truth_backend, table, built.statements, "select" in skills)
+        query = "select" in skills
+        answer = execute_truth(self.truth_backend, table, built.statements, query, built.empty)
         if answer is None:
             return None
         return DBTask(

@@ -18,10 +18,13 @@ DESC_WORDS = ("in descending order", "descending", "from highest to lowest")
 
 @dataclass(frozen=True)
 class Built:
-    """A built task before its truth is known: the reference statements and the instruction."""
+    """A built task before its truth is known: the reference statements and the instruction;
+    `empty` when the question's right answer is no rows (its condition names a value no row
+    has), which the truth must then be."""
 
     statements: tuple[str, ...]
     instruction: str
+    empty: bool = False
 
 
 @dataclass

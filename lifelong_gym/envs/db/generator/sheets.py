@@ -141,11 +141,32 @@ def make_sheet(rng: random.Random, maker: TableMaker, sheet: Sheet, rows: int) -
     labels = label_values(maker, sheet, rows)
     data = [labels] + [[value(rng, c) for _ in range(rows)] for c in columns[1:]]
     table = TableInfo(
-        name=rng.choice(sheet.titles),
+        name=table_name(rng, maker, rng.choice(sheet.titles)),
         column_info_list=tuple(ColumnInfo(name=c.name, type=sql_type(c)) for c in columns),
         row_list=tuple(zip(*data, strict=True)),
     )
     return MadeSheet(sheet, columns, table)
+
+
+#: How often a table's title carries a year, a season or a town, as tables people name do.
+QUALIFIED_SHARE = 0.3
+
+
+def table_name(rng: random.Random, maker: TableMaker, title: str) -> str:
+    """The title, now and then with a year, a season or a town after it, written in the
+    title's own case ("Cup Results in Dover", "game_results_2011", "MatchLogInDover"); a title
+    with a year in it already is kept as it is."""
+    if rng.random() >= QUALIFIED_SHARE or any(c.isdigit() for c in title):
+        return title
+    year = rng.randint(1995, 2024)
+    words = rng.choice(
+        ([str(year)], [f"{year}-{(year + 1) % 100:02d}"], ["in", *maker.place("").split()])
+    )
+    if " " in title:
+        return " ".join((title, *words))
+    if "_" in title or title.islower():
+        return "_".join((title, *words))
+    return title + "".join(w[0].upper() + w[1:] for w in words)
 
 
 def label_values(

@@ -12,12 +12,16 @@ MAX_ANSWER_CHARS = 6000
 
 
 def execute_truth(
-    backend: DatabaseBackend, table: TableInfo, statements: tuple[str, ...], query: bool
+    backend: DatabaseBackend,
+    table: TableInfo,
+    statements: tuple[str, ...],
+    query: bool,
+    empty: bool = False,
 ) -> AnswerInfo | None:
     """The truth the statements give on `backend`; None when the task would be degenerate.
 
-    Degenerate: a query returning no rows or too much text; a write that leaves the table
-    unchanged or empty.
+    Degenerate: a query returning no rows (or, when `empty` says its right answer is none,
+    some) or too much text; a write that leaves the table unchanged or empty.
     """
     backend.start(table)
     try:
@@ -32,7 +36,7 @@ def execute_truth(
         assert result is not None
         if query:
             rows = [tuple(plain_value(v) for v in row) for row in result.rows or []]
-            if not rows or result.more_rows or len(repr(rows)) > MAX_ANSWER_CHARS:
+            if bool(rows) == empty or result.more_rows or len(repr(rows)) > MAX_ANSWER_CHARS:
                 return None
             return AnswerInfo(direct=tuple(rows), sql=statements[-1])
         after = backend.table_hash(table)

@@ -20,6 +20,7 @@ PLAIN_SKILLS = (
 
 KINDS: dict[str, Callable[[Plain], Built | None]] = {
     "lookup": questions.lookup,
+    "how_many": questions.how_many,
     "count": questions.count,
     "aggregate": questions.aggregate,
     "extreme": questions.extreme,
@@ -46,4 +47,4 @@ def plain_task(rng: random.Random, maker: TableMaker, made: MadeSheet) -> Built 
     text = text[0].upper() + text[1:] if rng.random() < 0.6 else text[0].lower() + text[1:]
     if rng.random() < 0.2:
         text = text.rstrip("?.")
-    return Built(built.statements, text)
+    return Built(built.statements, text, built.empty)

@@ -1,25 +1,54 @@
 """Plain questions: a value given conditions, counts, totals, extremes, comparisons, listings,
-and the short forms of crowd-written table QA ("Which Club has a Goals of 5?")."""
+and the short forms of crowd-written table QA ("Which Club has a Goals of 5?"); some name a
+value no row has, and their right answer is no rows."""
 
 from __future__ import annotations
 
 from ..context import Built
-from ..sheets import GROUP, Column, literal, quoted
+from ..sheets import COUNT, GROUP, Column, literal, quoted
 from .base import Plain, Test
 from .wording import AGGREGATES, EARLIEST, IN_TABLE, LATEST, PHRASINGS
+
+#: How often a question that can name a value no row has does so.
+ABSENT_SHARE = 0.3
+
+
+def _absent(p: Plain, share: float = ABSENT_SHARE) -> bool:
+    return p.rng.random() < share
+
+
+def _conditions(p: Plain, avoid: Column | None, absent: bool) -> Test | None:
+    return p.absent_conditions(avoid) if absent else p.conditions(avoid)
 
 
 def lookup(p: Plain) -> Built | None:
     target = p.rng.choice(p.others)
-    where, cond = p.conditions(avoid=target)
-    text = p.say(PHRASINGS["lookup"], column=target.name, condition=cond)
-    return Built((f"SELECT {quoted(target.name)} FROM {p.table} WHERE {where}",), text)
+    absent = _absent(p)
+    test = _conditions(p, target, absent)
+    if test is None:
+        return None
+    words = {"column": target.name, "condition": test.plain, "first": test.first}
+    text = p.say(PHRASINGS["lookup"], **words)
+    return Built((f"SELECT {quoted(target.name)} FROM {p.table} WHERE {test.sql}",), text, absent)
+
+
+def how_many(p: Plain) -> Built | None:
+    """ "How many Goals did Northside score?": a number column's value, not a COUNT."""
+    counts = [c for c in p.others if c.field.kind == COUNT]
+    if not counts:
+        return None
+    target = p.rng.choice(counts)
+    test = p.conditions(target)
+    text = p.say(PHRASINGS["how_many"], column=target.name, first=test.first)
+    return Built((f"SELECT {quoted(target.name)} FROM {p.table} WHERE {test.sql}",), text)
 
 
 def count(p: Plain) -> Built | None:
-    where, cond = p.conditions()
-    text = p.say(PHRASINGS["count"], condition=cond)
-    return Built((f"SELECT COUNT(*) FROM {p.table} WHERE {where}",), text)
+    test = _conditions(p, None, _absent(p, ABSENT_SHARE / 2))  # none counted: 0
+    if test is None:
+        return None
+    text = p.say(PHRASINGS["count"], condition=test.plain, first=test.first)
+    return Built((f"SELECT COUNT(*) FROM {p.table} WHERE {test.sql}",), text)
 
 
 def _aggregated(p: Plain) -> tuple[Column, str, str]:
@@ -36,9 +65,10 @@ def aggregate(p: Plain) -> Built | None:
     sql = f"SELECT {function}({quoted(target.name)}) FROM {p.table}"
     scope = ""
     if rng.random() < 0.7:
-        where, cond = p.conditions(avoid=target)
-        sql += f" WHERE {where}"
-        scope = rng.choice((" when {}", " where {}", " for which {}", " if {}")).format(cond)
+        test = p.conditions(target)
+        sql += f" WHERE {test.sql}"
+        voice = rng.choice((" when {}", " where {}", " for which {}", " if {}", " for"))
+        scope = f" for {test.first}" if voice == " for" else voice.format(test.plain)
     text = p.say(PHRASINGS["aggregate"], aggregate=word, column=target.name, scope=scope)
     return Built((sql,), text)
 
@@ -74,12 +104,15 @@ def compared(p: Plain) -> Built | None:
 
 def listing(p: Plain) -> Built | None:
     rng = p.rng
-    where, cond = p.conditions(avoid=p.label)
+    absent = _absent(p)
+    test = _conditions(p, p.label, absent)
+    if test is None:
+        return None
     shown = [p.label]
     extras = [c for c in p.others if c.field.kind != GROUP]
     if extras and rng.random() < 0.4:
         shown.append(rng.choice(extras))
-    sql = f"SELECT {', '.join(quoted(c.name) for c in shown)} FROM {p.table} WHERE {where}"
+    sql = f"SELECT {', '.join(quoted(c.name) for c in shown)} FROM {p.table} WHERE {test.sql}"
     order = ""
     if p.ordered and rng.random() < 0.4:
         key = rng.choice(p.ordered)
@@ -90,13 +123,16 @@ def listing(p: Plain) -> Built | None:
         way = "from highest to lowest" if descending else "from lowest to highest"
         order = rng.choice((", sorted by {} {}", ", ordered by {} {}")).format(key.name, way)
     names = " and ".join(c.name for c in shown)
-    text = p.say(PHRASINGS["listing"], shown=names, condition=cond, order=order)
-    return Built((sql,), text)
+    words = {"shown": names, "condition": test.plain, "first": test.first, "order": order}
+    return Built((sql,), p.say(PHRASINGS["listing"], **words), absent)
 
 
-def short(p: Plain, kind: str, select: str, tests: list[Test], **words: object) -> Built:
+def short(
+    p: Plain, kind: str, select: str, tests: list[Test], empty: bool = False, **words: object
+) -> Built:
     """A short-form question of `kind` selecting `select` under `tests` (the WHERE is left out
-    when the drawn phrasing names no condition)."""
+    when the drawn phrasing names no condition); `empty` when the tests name a value no row
+    has."""
     phrasing = p.rng.choice(PHRASINGS[kind])
     in_table = p.rng.choice(IN_TABLE).format(table=p.made.table.name)
     text = phrasing.format(
@@ -106,28 +142,38 @@ def short(p: Plain, kind: str, select: str, tests: list[Test], **words: object) 
         tests=" and ".join(t.plain for t in tests),
         has="a " + ", and a ".join(t.wiki for t in tests),
         lead=", and a ".join(t.wiki for t in tests),
+        first=" and ".join(t.first for t in tests),
     )
     sql = f"SELECT {select} FROM {p.table}"
-    if any(f"{{{slot}}}" in phrasing for slot in ("tests", "has", "lead")):
+    if any(f"{{{slot}}}" in phrasing for slot in ("tests", "has", "lead", "first")):
         sql += " WHERE " + " AND ".join(t.sql for t in tests)
-    return Built((sql,), text)
+    else:
+        empty = False  # no condition, so the rows are all there
+    return Built((sql,), text, empty)
 
 
 def short_lookup(p: Plain) -> Built | None:
     target = p.rng.choice(p.made.columns)
-    return short(p, "short_lookup", quoted(target.name), p.tests(target), column=target.name)
+    absent = _absent(p)
+    tests = p.absent_tests(target) if absent else p.tests(target)
+    if tests is None:
+        return None
+    return short(p, "short_lookup", quoted(target.name), tests, absent, column=target.name)
 
 
 def name_for(p: Plain) -> Built | None:
     target = p.rng.choice(p.others)
-    seen = p.rng.choice(p.records)[p.label.name]
+    absent = _absent(p)
+    seen = p.absent(p.label) if absent else p.rng.choice(p.records)[p.label.name]
+    if seen is None:
+        return None
     sql = (
         f"SELECT {quoted(target.name)} FROM {p.table} "
         f"WHERE {quoted(p.label.name)} = {literal(p.label, seen)}"
     )
     in_table = p.rng.choice(IN_TABLE).format(table=p.made.table.name)
     text = p.say(PHRASINGS["name_for"], column=target.name, value=seen, in_table=in_table)
-    return Built((sql,), text)
+    return Built((sql,), text, absent)
 
 
 def count_of(p: Plain) -> Built | None:
@@ -150,4 +196,4 @@ def earliest(p: Plain) -> Built | None:
     first = p.rng.random() < 0.5
     word = p.rng.choice(EARLIEST if first else LATEST)
     select = f"{'MIN' if first else 'MAX'}({quoted(target.name)})"
-    return short(p, "earliest", select, p.tests(target), column=target.name, first=word)
+    return short(p, "earliest", select, p.tests(target), column=target.name, earliest=word)

@@ -30,8 +30,9 @@ IN_TABLE = ("", "", "", " in the {table} table", " of the `{table}` table", " in
 EARLIEST = ("earliest", "earliest", "first")
 LATEST = ("latest", "latest", "most recent", "last")
 
-#: How each kind of question may be worded. {tests} is a condition in the plain voice, {has}
-#: one in the short voice after "a", {lead} one in the short voice leading a question.
+#: How each kind of question may be worded. {condition} and {tests} are a condition in the
+#: plain voice, {has} one in the short voice after "a", {lead} one in the short voice leading a
+#: question, {first} one naming the value first, after "for" or "with" ("11 Points").
 PHRASINGS: dict[str, tuple[str, ...]] = {
     "lookup": (
         "What is the {column} when {condition}?",
@@ -40,6 +41,17 @@ PHRASINGS: dict[str, tuple[str, ...]] = {
         "Name the {column} for which {condition}.",
         "What {column} is listed where {condition}?",
         "Which {column} goes with the row where {condition}?",
+        "What is the {column} for {first}?",
+        "What {column} did {first} have?",
+        "Which {column} goes with {first}?",
+        "Give the {column} for {first}.",
+    ),
+    "how_many": (
+        "How many {column} did {first} have?",
+        "How many {column} does {first} have?",
+        "How many {column} were there for {first}?",
+        "What number of {column} went with {first}?",
+        "How many {column} for {first}?",
     ),
     "count": (
         "How many {rows} are there where {condition}?",
@@ -47,6 +59,8 @@ PHRASINGS: dict[str, tuple[str, ...]] = {
         "Count the {rows} for which {condition}.",
         "How many entries are listed when {condition}?",
         "What is the total number of {rows} where {condition}?",
+        "How many {rows} have {first}?",
+        "How many {rows} are there for {first}?",
     ),
     "aggregate": (
         "What is the {aggregate} {column}{scope}?",
@@ -79,6 +93,8 @@ PHRASINGS: dict[str, tuple[str, ...]] = {
         "Show the {shown} of the {rows} when {condition}{order}.",
         "Which {shown} are there where {condition}{order}?",
         "Give me every {shown} for which {condition}{order}.",
+        "List the {shown} for {first}{order}.",
+        "Which {shown} had {first}{order}?",
     ),
     "short_lookup": (
         "What is the {column}{in_table} when {tests}?",
@@ -89,6 +105,8 @@ PHRASINGS: dict[str, tuple[str, ...]] = {
         "Name the {column}{in_table} when {tests}.",
         "Tell me the {column} that has {has}.",
         "What is the {column} with {has}?",
+        "What is the {column} for {first}?",
+        "Which {column} had {first}?",
     ),
     "name_for": (
         "Name the {column} for {value}",
@@ -104,6 +122,7 @@ PHRASINGS: dict[str, tuple[str, ...]] = {
         "What is the number of {column} when {tests}?",
         "How many {column} are listed when {tests}?",
         "Count the {column}{in_table} with {has}.",
+        "How many {column} are listed for {first}?",
     ),
     "short_aggregate": (
         "What is the {aggregate} {column}{in_table} when {tests}?",
@@ -113,10 +132,11 @@ PHRASINGS: dict[str, tuple[str, ...]] = {
         "{lead} has what {aggregate} {column}?",
     ),
     "earliest": (
-        "What was the {first} {column}{in_table} when {tests}?",
-        "Which {first} {column} has {has}?",
-        "Tell me the {first} {column} for {has}.",
-        "What is the {first} {column}{in_table}?",
-        "Name the {first} {column} with {has}.",
+        "What was the {earliest} {column}{in_table} when {tests}?",
+        "Which {earliest} {column} has {has}?",
+        "Tell me the {earliest} {column} for {has}.",
+        "What is the {earliest} {column}{in_table}?",
+        "Name the {earliest} {column} with {has}.",
+        "What was the {earliest} {column} for {first}?",
     ),
 }

@@ -103,8 +103,9 @@ def update(p: Plain) -> Built | None:
         phrasings = _UPDATES_OF_MANY if len(targets) > 1 else _UPDATES_BY_LABEL
         text = p.say(phrasings, **words, name=seen, changes=changes)
     else:
-        where, cond = p.conditions(avoid=targets[0])
-        text = p.say(_UPDATES_BY_CONDITION, **words, condition=cond)
+        test = p.conditions(targets[0])
+        where = test.sql
+        text = p.say(_UPDATES_BY_CONDITION, **words, condition=test.plain)
     return Built((f"UPDATE {p.table} SET {sets} WHERE {where}",), text)
 
 
@@ -121,6 +122,6 @@ def delete(p: Plain) -> Built | None:
         where = f"{quoted(p.label.name)} = {literal(p.label, seen)}"
         text = p.say(_DELETES, condition=condition, name=seen)
         return Built((f"DELETE FROM {p.table} WHERE {where}",), text)
-    where, cond = p.conditions()
-    text = p.say(_DELETES[:4], condition=cond)
-    return Built((f"DELETE FROM {p.table} WHERE {where}",), text)
+    test = p.conditions()
+    text = p.say(_DELETES[:4], condition=test.plain)
+    return Built((f"DELETE FROM {p.table} WHERE {test.sql}",), text)
