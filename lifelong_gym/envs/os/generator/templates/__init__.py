@@ -64,22 +64,22 @@ template = _registrar(TEMPLATES)
 question = _registrar(QUESTIONS)
 
 
-def _lines(rng: random.Random, count: int) -> list[str]:
+def random_lines(rng: random.Random, count: int) -> list[str]:
     return [f"{rng.choice(WORDS)} {rng.choice(WORDS)} {rng.randint(1, 999)}" for _ in range(count)]
 
 
-def _write(path: str, lines: list[str]) -> str:
+def write_lines(path: str, lines: list[str]) -> str:
     """Init text that writes `lines` to `path` (creating its directory)."""
     folder = path.rsplit("/", 1)[0] or "/"
     return f"mkdir -p {quote(folder)}\nprintf '%s\\n' {' '.join(map(quote, lines))} > {quote(path)}"
 
 
-def _same(path: str, lines: list[str]) -> str:
+def holds_lines(path: str, lines: list[str]) -> str:
     """Evaluation text: `path` holds exactly `lines`."""
     return f'[ "$(cat {quote(path)})" = {quote(chr(10).join(lines))} ]'
 
 
-def _names(rng: random.Random, pool: list[str], count: int) -> list[str]:
+def pick(rng: random.Random, pool: list[str], count: int) -> list[str]:
     return rng.sample(pool, count)
 
 
@@ -99,7 +99,7 @@ def make_nested_directory(rng: random.Random) -> Draft:
 @template("cd", "mkdir", "touch")
 def make_files_in_new_directory(rng: random.Random) -> Draft:
     base, sub = f"/srv/{rng.choice(PROJECTS)}", rng.choice(WORDS)
-    files = [f"{w}.{rng.choice(['txt', 'md', 'cfg'])}" for w in _names(rng, WORDS, 3)]
+    files = [f"{w}.{rng.choice(['txt', 'md', 'cfg'])}" for w in pick(rng, WORDS, 3)]
     checks = " && ".join(f"[ -f {base}/{sub}/{f} ] && [ ! -s {base}/{sub}/{f} ]" for f in files)
     return Draft(
         f"In {base}, create a subdirectory {sub} containing the empty files {', '.join(files)}.",
@@ -112,7 +112,7 @@ def make_files_in_new_directory(rng: random.Random) -> Draft:
 @template("touch")
 def touch_empty_files(rng: random.Random) -> Draft:
     folder = f"/var/lib/{rng.choice(PROJECTS)}"
-    files = [f"{w}.lock" for w in _names(rng, WORDS, rng.randint(1, 3))]
+    files = [f"{w}.lock" for w in pick(rng, WORDS, rng.randint(1, 3))]
     paths = [f"{folder}/{f}" for f in files]
     return Draft(
         f"Create the empty files {', '.join(paths)} (the directory exists).",
@@ -128,9 +128,9 @@ def overwrite_with_line(rng: random.Random) -> Draft:
     line = f"Welcome to {rng.choice(PROJECTS)} {rng.randint(1, 9)}"
     return Draft(
         f"Replace the whole content of {path} with the single line: {line}",
-        _write(path, _lines(rng, 3)),
+        write_lines(path, random_lines(rng, 3)),
         f"echo {quote(line)} > {path}",
-        _same(path, [line]),
+        holds_lines(path, [line]),
     )
 
 
@@ -150,27 +150,31 @@ def append_export(rng: random.Random) -> Draft:
 def append_to_two_files(rng: random.Random) -> Draft:
     project = rng.choice(PROJECTS)
     first, second = f"/var/log/{project}/a.log", f"/var/log/{project}/b.log"
-    old_a, old_b, line = _lines(rng, 2), _lines(rng, 3), f"rotated {rng.randint(100, 999)}"
+    old_a, old_b, line = (
+        random_lines(rng, 2),
+        random_lines(rng, 3),
+        f"rotated {rng.randint(100, 999)}",
+    )
     return Draft(
         f"Append the line '{line}' to both {first} and {second}, keeping their content.",
-        _write(first, old_a) + "\n" + _write(second, old_b),
+        write_lines(first, old_a) + "\n" + write_lines(second, old_b),
         f"echo {quote(line)} | tee -a {first} {second}",
-        _same(first, [*old_a, line]) + " && " + _same(second, [*old_b, line]),
+        holds_lines(first, [*old_a, line]) + " && " + holds_lines(second, [*old_b, line]),
     )
 
 
 @template("cat")
 def concatenate_parts(rng: random.Random) -> Draft:
     folder = f"/data/{rng.choice(PROJECTS)}"
-    parts = [_lines(rng, rng.randint(1, 3)) for _ in range(rng.randint(2, 4))]
-    init = "\n".join(_write(f"{folder}/part{i + 1}.txt", p) for i, p in enumerate(parts))
+    parts = [random_lines(rng, rng.randint(1, 3)) for _ in range(rng.randint(2, 4))]
+    init = "\n".join(write_lines(f"{folder}/part{i + 1}.txt", p) for i, p in enumerate(parts))
     names = " ".join(f"{folder}/part{i + 1}.txt" for i in range(len(parts)))
     return Draft(
         f"Join the files part1.txt to part{len(parts)}.txt of {folder}, in that order, "
         f"into {folder}/full.txt.",
         init,
         f"cat {names} > {folder}/full.txt",
-        _same(f"{folder}/full.txt", [line for part in parts for line in part]),
+        holds_lines(f"{folder}/full.txt", [line for part in parts for line in part]),
     )
 
 
@@ -183,7 +187,7 @@ def write_config_file(rng: random.Random) -> Draft:
         f"Create {path} holding exactly these three lines:\n{body}",
         f"mkdir -p {path.rsplit('/', 1)[0]}",
         f"cat > {path} <<'EOF'\n{body}\nEOF",
-        _same(path, lines),
+        holds_lines(path, lines),
     )
 
 
@@ -193,7 +197,7 @@ def copy_file(rng: random.Random) -> Draft:
     source, target = f"/opt/{project}/config.yaml", f"/backup/{project}"
     return Draft(
         f"Copy {source} into the directory {target}, keeping its name.",
-        _write(source, _lines(rng, 4)) + f"\nmkdir -p {target}",
+        write_lines(source, random_lines(rng, 4)) + f"\nmkdir -p {target}",
         f"cp {source} {target}/",
         f"cmp -s {source} {target}/config.yaml",
     )
@@ -203,8 +207,8 @@ def copy_file(rng: random.Random) -> Draft:
 def copy_tree(rng: random.Random) -> Draft:
     project = rng.choice(PROJECTS)
     source, target = f"/srv/{project}/site", f"/var/backups/{project}-site"
-    init = _write(f"{source}/index.html", _lines(rng, 2)) + "\n"
-    init += _write(f"{source}/css/{rng.choice(WORDS)}.css", _lines(rng, 3))
+    init = write_lines(f"{source}/index.html", random_lines(rng, 2)) + "\n"
+    init += write_lines(f"{source}/css/{rng.choice(WORDS)}.css", random_lines(rng, 3))
     return Draft(
         f"Copy the directory {source} with everything in it to {target} (a new directory).",
         init,
@@ -217,20 +221,20 @@ def copy_tree(rng: random.Random) -> Draft:
 def rename_file(rng: random.Random) -> Draft:
     folder = f"/home/shared/{rng.choice(PROJECTS)}"
     old, new = f"{rng.choice(WORDS)}-draft.txt", f"{rng.choice(WORDS)}-final.txt"
-    lines = _lines(rng, 2)
+    lines = random_lines(rng, 2)
     return Draft(
         f"Rename {folder}/{old} to {folder}/{new}.",
-        _write(f"{folder}/{old}", lines),
+        write_lines(f"{folder}/{old}", lines),
         f"mv {folder}/{old} {folder}/{new}",
-        f"[ ! -e {folder}/{old} ] && " + _same(f"{folder}/{new}", lines),
+        f"[ ! -e {folder}/{old} ] && " + holds_lines(f"{folder}/{new}", lines),
     )
 
 
 @template("cd", "mkdir", "mv")
 def archive_by_extension(rng: random.Random) -> Draft:
     folder, ext = f"/srv/{rng.choice(PROJECTS)}/files", rng.choice(["log", "csv", "bak"])
-    moved = [f"{w}.{ext}" for w in _names(rng, WORDS, rng.randint(2, 4))]
-    kept = [f"{w}.txt" for w in _names(rng, WORDS, 2)]
+    moved = [f"{w}.{ext}" for w in pick(rng, WORDS, rng.randint(2, 4))]
+    kept = [f"{w}.txt" for w in pick(rng, WORDS, 2)]
     init = f"mkdir -p {folder}\ncd {folder}\ntouch {' '.join(moved + kept)}"
     checks = [f"[ -f {folder}/archive/{m} ] && [ ! -e {folder}/{m} ]" for m in moved]
     checks += [f"[ -f {folder}/{k} ]" for k in kept]
@@ -246,8 +250,8 @@ def archive_by_extension(rng: random.Random) -> Draft:
 @template("rm")
 def remove_by_pattern(rng: random.Random) -> Draft:
     folder = f"/var/tmp/{rng.choice(PROJECTS)}"
-    doomed = [f"{w}.tmp" for w in _names(rng, WORDS, rng.randint(2, 4))]
-    kept = [f"{w}.dat" for w in _names(rng, WORDS, 2)]
+    doomed = [f"{w}.tmp" for w in pick(rng, WORDS, rng.randint(2, 4))]
+    kept = [f"{w}.dat" for w in pick(rng, WORDS, 2)]
     init = f"mkdir -p {folder}\ncd {folder}\ntouch {' '.join(doomed + kept)}"
     checks = [f"[ ! -e {folder}/{d} ]" for d in doomed] + [f"[ -f {folder}/{k} ]" for k in kept]
     return Draft(
@@ -262,8 +266,8 @@ def remove_by_pattern(rng: random.Random) -> Draft:
 def remove_directory(rng: random.Random) -> Draft:
     project = rng.choice(PROJECTS)
     cache = f"/srv/{project}/cache"
-    init = _write(f"{cache}/{rng.choice(WORDS)}/data.bin", _lines(rng, 2))
-    init += "\n" + _write(f"/srv/{project}/keep.txt", _lines(rng, 1))
+    init = write_lines(f"{cache}/{rng.choice(WORDS)}/data.bin", random_lines(rng, 2))
+    init += "\n" + write_lines(f"/srv/{project}/keep.txt", random_lines(rng, 1))
     return Draft(
         f"Remove the directory {cache} and everything inside it; keep the rest of /srv/{project}.",
         init,
@@ -278,7 +282,7 @@ def symbolic_link(rng: random.Random) -> Draft:
     target, link = f"/opt/{tool}/bin/{tool}", f"/usr/local/bin/{tool}"
     return Draft(
         f"Create a symbolic link {link} that points to {target}.",
-        _write(target, ["#!/bin/sh", "echo ok"]) + f"\nchmod +x {target}",
+        write_lines(target, ["#!/bin/sh", "echo ok"]) + f"\nchmod +x {target}",
         f"ln -s {target} {link}",
         f'[ -L {link} ] && [ "$(readlink {link})" = {target} ]',
     )
@@ -290,7 +294,7 @@ def hard_link(rng: random.Random) -> Draft:
     source, link = f"/data/{project}/report.csv", f"/data/{project}/latest.csv"
     return Draft(
         f"Make {link} a hard link (not a symbolic link) to {source}.",
-        _write(source, _lines(rng, 3)),
+        write_lines(source, random_lines(rng, 3)),
         f"ln {source} {link}",
         f"[ {source} -ef {link} ] && [ ! -L {link} ]",
     )
@@ -302,7 +306,7 @@ def set_mode(rng: random.Random) -> Draft:
     path = f"/srv/{rng.choice(PROJECTS)}/{rng.choice(WORDS)}.sh"
     return Draft(
         f"Set the permissions of {path} to {mode} (octal).",
-        _write(path, ["#!/bin/sh", "true"]) + f"\nchmod 000 {path}",
+        write_lines(path, ["#!/bin/sh", "true"]) + f"\nchmod 000 {path}",
         f"chmod {mode} {path}",
         f'[ "$(stat -c %a {path})" = {mode} ]',
     )

@@ -11,40 +11,40 @@ from lifelong_gym.envs.os.generator.templates import (
     USERS,
     WORDS,
     Question,
-    _lines,
-    _names,
-    _write,
+    pick,
     question,
+    random_lines,
+    write_lines,
 )
 
 NUMBER = ("Answer with the number only.", "Reply with just the number.", "Give only the number.")
 NAME = ("Answer with the file name only.", "Reply with just its name.", "Give only the name.")
 
 
-def _folder(rng: random.Random) -> str:
+def random_folder(rng: random.Random) -> str:
     top = rng.choice(["/srv", "/opt", "/data", "/home/shared", "/var/lib"])
     return f"{top}/{rng.choice(PROJECTS)}-{rng.choice(WORDS)}{rng.randint(1, 99)}"
 
 
-def _ask(rng: random.Random, phrasings: tuple[str, ...], reply: tuple[str, ...]) -> str:
+def ask(rng: random.Random, phrasings: tuple[str, ...], reply: tuple[str, ...]) -> str:
     return f"{rng.choice(phrasings)} {rng.choice(reply)}"
 
 
 @question("find", "wc")
 def count_files_with_extension(rng: random.Random) -> Question:
-    folder, ext = _folder(rng), rng.choice(["log", "csv", "conf", "txt", "py", "json"])
-    subs = [folder] + [f"{folder}/{w}" for w in _names(rng, WORDS, rng.randint(1, 3))]
-    matching = [f"{rng.choice(subs)}/{w}{i}.{ext}" for i, w in enumerate(_names(rng, WORDS, 6))]
+    folder, ext = random_folder(rng), rng.choice(["log", "csv", "conf", "txt", "py", "json"])
+    subs = [folder] + [f"{folder}/{w}" for w in pick(rng, WORDS, rng.randint(1, 3))]
+    matching = [f"{rng.choice(subs)}/{w}{i}.{ext}" for i, w in enumerate(pick(rng, WORDS, 6))]
     matching = matching[: rng.randint(1, 6)]
-    hidden = [f"{rng.choice(subs)}/.{w}.{ext}" for w in _names(rng, WORDS, rng.randint(0, 2))]
-    decoys = [f"{rng.choice(subs)}/{w}.{ext}.bak" for w in _names(rng, WORDS, rng.randint(1, 3))]
-    decoys += [f"{rng.choice(subs)}/{w}.{ext}x" for w in _names(rng, WORDS, rng.randint(0, 2))]
+    hidden = [f"{rng.choice(subs)}/.{w}.{ext}" for w in pick(rng, WORDS, rng.randint(0, 2))]
+    decoys = [f"{rng.choice(subs)}/{w}.{ext}.bak" for w in pick(rng, WORDS, rng.randint(1, 3))]
+    decoys += [f"{rng.choice(subs)}/{w}.{ext}x" for w in pick(rng, WORDS, rng.randint(0, 2))]
     init = "\n".join(
         [f"mkdir -p {' '.join(subs)} {folder}/old.{ext}"]
         + [f"touch {p}" for p in sorted(set(matching + hidden + decoys))]
     )
     count = len(set(matching + hidden))
-    instruction = _ask(
+    instruction = ask(
         rng,
         (
             f"How many .{ext} files are there in {folder}, subfolders and hidden files included?",
@@ -60,13 +60,13 @@ def count_files_with_extension(rng: random.Random) -> Question:
 
 @question("find", "wc")
 def count_directories(rng: random.Random) -> Question:
-    folder = _folder(rng)
+    folder = random_folder(rng)
     dirs = {folder}
     for _ in range(rng.randint(2, 7)):
         dirs.add(f"{rng.choice(sorted(dirs))}/{rng.choice(WORDS)}")
-    files = [f"{rng.choice(sorted(dirs))}/{w}.txt" for w in _names(rng, WORDS, rng.randint(1, 4))]
+    files = [f"{rng.choice(sorted(dirs))}/{w}.txt" for w in pick(rng, WORDS, rng.randint(1, 4))]
     init = f"mkdir -p {' '.join(sorted(dirs))}\n" + "\n".join(f"touch {f}" for f in files)
-    instruction = _ask(
+    instruction = ask(
         rng,
         (
             f"How many directories are inside {folder}, at any depth ({folder} itself not "
@@ -84,14 +84,14 @@ def count_directories(rng: random.Random) -> Question:
 
 @question("find", "wc")
 def count_files_of_user(rng: random.Random) -> Question:
-    owner, other = _names(rng, USERS, 2)
-    folder = _folder(rng)
-    files = [f"{folder}/{w}.dat" for w in _names(rng, WORDS, rng.randint(3, 8))]
+    owner, other = pick(rng, USERS, 2)
+    folder = random_folder(rng)
+    files = [f"{folder}/{w}.dat" for w in pick(rng, WORDS, rng.randint(3, 8))]
     owned = files[: rng.randint(1, len(files) - 1)]
     init = [f"useradd -m {owner}", f"useradd -m {other}", f"mkdir -p {folder}"]
     init += [f"touch {f}" for f in files] + [f"chown {other} {f}" for f in files]
     init += [f"chown {owner} {f}" for f in owned]
-    instruction = _ask(
+    instruction = ask(
         rng,
         (
             f"How many files in {folder} belong to the user {owner}?",
@@ -105,9 +105,9 @@ def count_files_of_user(rng: random.Random) -> Question:
 
 @question("find")
 def permissions_in_octal(rng: random.Random) -> Question:
-    path = f"{_folder(rng)}/{rng.choice(WORDS)}.{rng.choice(['sh', 'conf', 'key'])}"
+    path = f"{random_folder(rng)}/{rng.choice(WORDS)}.{rng.choice(['sh', 'conf', 'key'])}"
     mode = rng.choice(["640", "600", "755", "700", "711", "644", "750", "444", "664", "751"])
-    instruction = _ask(
+    instruction = ask(
         rng,
         (
             f"What are the permissions of {path}, in octal?",
@@ -116,12 +116,12 @@ def permissions_in_octal(rng: random.Random) -> Question:
         ),
         ("Answer with the three digits only.", "Reply with just the octal mode."),
     )
-    init = _write(path, _lines(rng, 2)) + f"\nchmod {mode} {path}"
+    init = write_lines(path, random_lines(rng, 2)) + f"\nchmod {mode} {path}"
     return Question(instruction, init, f"find {path} -printf '%m\\n'", mode)
 
 
 def _sized_files(rng: random.Random, folder: str) -> tuple[str, list[str]]:
-    names = [f"{w}.{rng.choice(['bin', 'img', 'dat'])}" for w in _names(rng, WORDS, 5)]
+    names = [f"{w}.{rng.choice(['bin', 'img', 'dat'])}" for w in pick(rng, WORDS, 5)]
     names = names[: rng.randint(3, 5)]
     sizes = rng.sample(range(100, 9000), len(names))
     init = [f"mkdir -p {folder}"] + [
@@ -133,9 +133,9 @@ def _sized_files(rng: random.Random, folder: str) -> tuple[str, list[str]]:
 
 @question("ls")
 def largest_file(rng: random.Random) -> Question:
-    folder = _folder(rng)
+    folder = random_folder(rng)
     largest, init = _sized_files(rng, folder)
-    instruction = _ask(
+    instruction = ask(
         rng,
         (
             f"Which file in {folder} is the largest?",
@@ -149,14 +149,14 @@ def largest_file(rng: random.Random) -> Question:
 
 @question("ls")
 def newest_file(rng: random.Random) -> Question:
-    folder = _folder(rng)
-    names = [f"{w}.log" for w in _names(rng, WORDS, rng.randint(3, 6))]
+    folder = random_folder(rng)
+    names = [f"{w}.log" for w in pick(rng, WORDS, rng.randint(3, 6))]
     days = rng.sample(range(1, 28), len(names))
     init = [f"mkdir -p {folder}"] + [
         f"touch -d '2024-03-{day:02d} 10:00' {folder}/{name}"
         for name, day in zip(names, days, strict=True)
     ]
-    instruction = _ask(
+    instruction = ask(
         rng,
         (
             f"Which file in {folder} was modified most recently?",
@@ -171,13 +171,13 @@ def newest_file(rng: random.Random) -> Question:
 
 @question("ls", "awk")
 def owner_of_file(rng: random.Random) -> Question:
-    user, other = _names(rng, USERS, 2)
-    folder = _folder(rng)
+    user, other = pick(rng, USERS, 2)
+    folder = random_folder(rng)
     path = f"{folder}/{rng.choice(WORDS)}.txt"
-    init = f"useradd -m {user}\nuseradd -m {other}\n" + _write(path, _lines(rng, 2))
+    init = f"useradd -m {user}\nuseradd -m {other}\n" + write_lines(path, random_lines(rng, 2))
     init += f"\nchown {user} {path}\ntouch {folder}/{rng.choice(WORDS)}.bak\n"
     init += f"chown -h {other} {folder}/*.bak"
-    instruction = _ask(
+    instruction = ask(
         rng,
         (
             f"What is the owner of {path}?",
@@ -191,11 +191,11 @@ def owner_of_file(rng: random.Random) -> Question:
 
 @question("ls", "awk")
 def group_of_directory(rng: random.Random) -> Question:
-    group, other = _names(rng, GROUPS, 2)
-    folder = _folder(rng)
+    group, other = pick(rng, GROUPS, 2)
+    folder = random_folder(rng)
     init = f"groupadd {group}\ngroupadd {other}\nmkdir -p {folder}/inner\n"
     init += f"chgrp {group} {folder}\nchgrp {other} {folder}/inner"
-    instruction = _ask(
+    instruction = ask(
         rng,
         (
             f"Which group does the directory {folder} belong to?",
@@ -209,9 +209,9 @@ def group_of_directory(rng: random.Random) -> Question:
 
 @question("ls", "awk")
 def size_in_bytes(rng: random.Random) -> Question:
-    path = f"{_folder(rng)}/{rng.choice(WORDS)}.txt"
-    lines = _lines(rng, rng.randint(1, 12))
-    instruction = _ask(
+    path = f"{random_folder(rng)}/{rng.choice(WORDS)}.txt"
+    lines = random_lines(rng, rng.randint(1, 12))
+    instruction = ask(
         rng,
         (
             f"What is the size of {path} in bytes?",
@@ -222,7 +222,7 @@ def size_in_bytes(rng: random.Random) -> Question:
     )
     size = sum(len(line) + 1 for line in lines)
     solution = f"ls -l {path} | awk '{{print $5}}'"
-    return Question(instruction, _write(path, lines), solution, str(size))
+    return Question(instruction, write_lines(path, lines), solution, str(size))
 
 
 @question("ls", "awk")
@@ -230,8 +230,8 @@ def symbolic_link_target(rng: random.Random) -> Question:
     tool = rng.choice(PROJECTS)
     target = f"/opt/{tool}-{rng.randint(1, 9)}.{rng.randint(0, 20)}/bin/{tool}"
     link = f"/usr/local/bin/{tool}"
-    init = _write(target, ["#!/bin/sh", "true"]) + f"\nln -s {target} {link}"
-    instruction = _ask(
+    init = write_lines(target, ["#!/bin/sh", "true"]) + f"\nln -s {target} {link}"
+    instruction = ask(
         rng,
         (
             f"Where does the symbolic link {link} point to?",
@@ -244,13 +244,13 @@ def symbolic_link_target(rng: random.Random) -> Question:
 
 @question("cd", "ls", "wc")
 def count_entries(rng: random.Random) -> Question:
-    folder = _folder(rng)
-    files = _names(rng, WORDS, rng.randint(1, 6))
-    dirs = [f"{w}-dir" for w in _names(rng, WORDS, rng.randint(0, 3))]
-    hidden = [f".{w}" for w in _names(rng, WORDS, rng.randint(1, 2))]
+    folder = random_folder(rng)
+    files = pick(rng, WORDS, rng.randint(1, 6))
+    dirs = [f"{w}-dir" for w in pick(rng, WORDS, rng.randint(0, 3))]
+    hidden = [f".{w}" for w in pick(rng, WORDS, rng.randint(1, 2))]
     init = f"mkdir -p {folder}\ncd {folder}\ntouch {' '.join(files + hidden)}"
     init += "".join(f"\nmkdir {d}\ntouch {d}/inside" for d in dirs)
-    instruction = _ask(
+    instruction = ask(
         rng,
         (
             f"How many entries (files and folders, hidden ones not counted) are directly in "
@@ -265,10 +265,10 @@ def count_entries(rng: random.Random) -> Question:
 @question("ls", "grep")
 def count_hidden_entries(rng: random.Random) -> Question:
     home = f"/home/{rng.choice(USERS)}-{rng.choice(PROJECTS)}"
-    hidden = [f".{w}rc" for w in _names(rng, WORDS, rng.randint(1, 5))]
-    visible = [f"{w}.md" for w in _names(rng, WORDS, rng.randint(1, 4))]
+    hidden = [f".{w}rc" for w in pick(rng, WORDS, rng.randint(1, 5))]
+    visible = [f"{w}.md" for w in pick(rng, WORDS, rng.randint(1, 4))]
     init = f"mkdir -p {home}/.cache\ncd {home}\ntouch {' '.join(hidden + visible)}"
-    instruction = _ask(
+    instruction = ask(
         rng,
         (
             f"How many hidden files and folders are there directly in {home}?",

@@ -13,25 +13,30 @@ from lifelong_gym.envs.os.generator.templates import (
     USERS,
     WORDS,
     Question,
-    _lines,
-    _names,
-    _write,
+    pick,
     question,
+    random_lines,
+    write_lines,
 )
-from lifelong_gym.envs.os.generator.templates.questions_files import NAME, NUMBER, _ask, _folder
+from lifelong_gym.envs.os.generator.templates.questions_files import (
+    NAME,
+    NUMBER,
+    ask,
+    random_folder,
+)
 
 
 def _text_file(rng: random.Random) -> str:
-    return f"{_folder(rng)}/{rng.choice(['notes', 'report', 'data', 'words'])}.txt"
+    return f"{random_folder(rng)}/{rng.choice(['notes', 'report', 'data', 'words'])}.txt"
 
 
 @question("grep")
 def count_lines_with_word(rng: random.Random) -> Question:
     path, word = _text_file(rng), rng.choice(WORDS)
-    lines = _lines(rng, rng.randint(5, 25))
+    lines = random_lines(rng, rng.randint(5, 25))
     at = rng.randrange(len(lines))
     lines[at] = f"{word} {lines[at]}"  # one line at least: `grep -c` fails finding none
-    instruction = _ask(
+    instruction = ask(
         rng,
         (
             f"How many lines of {path} contain the word {word}?",
@@ -41,14 +46,14 @@ def count_lines_with_word(rng: random.Random) -> Question:
         NUMBER,
     )
     count = sum(1 for line in lines if word in line.split())
-    return Question(instruction, _write(path, lines), f"grep -cw {word} {path}", str(count))
+    return Question(instruction, write_lines(path, lines), f"grep -cw {word} {path}", str(count))
 
 
 @question("wc")
 def count_words(rng: random.Random) -> Question:
     path = _text_file(rng)
     lines = [" ".join(rng.choices(WORDS, k=rng.randint(1, 9))) for _ in range(rng.randint(2, 9))]
-    instruction = _ask(
+    instruction = ask(
         rng,
         (
             f"How many words are there in {path}?",
@@ -58,17 +63,17 @@ def count_words(rng: random.Random) -> Question:
         NUMBER,
     )
     count = sum(len(line.split()) for line in lines)
-    return Question(instruction, _write(path, lines), f"wc -w < {path}", str(count))
+    return Question(instruction, write_lines(path, lines), f"wc -w < {path}", str(count))
 
 
 @question("cat", "wc")
 def count_lines_of_files(rng: random.Random) -> Question:
-    folder = _folder(rng)
-    parts = [_lines(rng, rng.randint(1, 9)) for _ in range(rng.randint(2, 4))]
-    paths = [f"{folder}/{w}.log" for w in _names(rng, WORDS, len(parts))]
-    init = "\n".join(_write(p, lines) for p, lines in zip(paths, parts, strict=True))
-    init += f"\n{_write(f'{folder}/old/{rng.choice(WORDS)}.log', _lines(rng, 3))}"
-    instruction = _ask(
+    folder = random_folder(rng)
+    parts = [random_lines(rng, rng.randint(1, 9)) for _ in range(rng.randint(2, 4))]
+    paths = [f"{folder}/{w}.log" for w in pick(rng, WORDS, len(parts))]
+    init = "\n".join(write_lines(p, lines) for p, lines in zip(paths, parts, strict=True))
+    init += f"\n{write_lines(f'{folder}/old/{rng.choice(WORDS)}.log', random_lines(rng, 3))}"
+    instruction = ask(
         rng,
         (
             f"How many lines do the .log files directly in {folder} have together?",
@@ -83,9 +88,9 @@ def count_lines_of_files(rng: random.Random) -> Question:
 
 @question("awk")
 def sum_of_numbers(rng: random.Random) -> Question:
-    path = f"{_folder(rng)}/{rng.choice(['amounts', 'values', 'scores'])}.txt"
+    path = f"{random_folder(rng)}/{rng.choice(['amounts', 'values', 'scores'])}.txt"
     numbers = [rng.randint(-50, 999) for _ in range(rng.randint(3, 15))]
-    instruction = _ask(
+    instruction = ask(
         rng,
         (
             f"{path} holds one number a line. What is their sum?",
@@ -96,7 +101,7 @@ def sum_of_numbers(rng: random.Random) -> Question:
     )
     return Question(
         instruction,
-        _write(path, [str(n) for n in numbers]),
+        write_lines(path, [str(n) for n in numbers]),
         f"awk '{{s += $1}} END {{print s}}' {path}",
         str(sum(numbers)),
     )
@@ -104,12 +109,15 @@ def sum_of_numbers(rng: random.Random) -> Question:
 
 @question("grep", "awk")
 def file_containing_string(rng: random.Random) -> Question:
-    folder, token = _folder(rng), f"ID-{rng.randint(10000, 99999)}"
+    folder, token = random_folder(rng), f"ID-{rng.randint(10000, 99999)}"
     subs = [folder, f"{folder}/{rng.choice(WORDS)}"]
-    paths = [f"{rng.choice(subs)}/{w}.txt" for w in _names(rng, WORDS, rng.randint(3, 7))]
+    paths = [f"{rng.choice(subs)}/{w}.txt" for w in pick(rng, WORDS, rng.randint(3, 7))]
     chosen = rng.choice(paths)
-    init = [_write(p, _lines(rng, 3) + ([f"ref {token}"] if p == chosen else [])) for p in paths]
-    instruction = _ask(
+    init = [
+        write_lines(p, random_lines(rng, 3) + ([f"ref {token}"] if p == chosen else []))
+        for p in paths
+    ]
+    instruction = ask(
         rng,
         (
             f"Which file under {folder} contains the string {token}?",
@@ -135,7 +143,7 @@ def config_value(rng: random.Random) -> Question:
     lines = [f"#{key}={rng.randint(2, 9000)}", f"NAME={rng.choice(WORDS)}", f"{key}={value}"]
     lines += [f"{key}_OLD={rng.randint(2, 9000)}", f"HOST={rng.choice(PROJECTS)}.local"]
     rng.shuffle(lines)
-    instruction = _ask(
+    instruction = ask(
         rng,
         (
             f"What is the value of {key} in {path}?",
@@ -145,7 +153,7 @@ def config_value(rng: random.Random) -> Question:
         ("Answer with the value only.", "Reply with just the value."),
     )
     solution = f"awk -F= '$1 == \"{key}\" {{print $2}}' {path}"
-    return Question(instruction, _write(path, lines), solution, value)
+    return Question(instruction, write_lines(path, lines), solution, value)
 
 
 @question("sed")
@@ -155,7 +163,7 @@ def ini_value(rng: random.Random) -> Question:
     value = f"{rng.choice(WORDS)}-{rng.randint(1, 99)}"
     lines = ["[general]", f"{key} = {value}", f"; {key} = {rng.choice(WORDS)}"]
     lines += [f"level = {rng.randint(1, 5)}", f"default_{key} = {rng.choice(WORDS)}"]
-    instruction = _ask(
+    instruction = ask(
         rng,
         (
             f"In {path}, what is {key} set to?",
@@ -163,15 +171,15 @@ def ini_value(rng: random.Random) -> Question:
         ),
         ("Answer with the value only.", "Reply with just the value."),
     )
-    return Question(instruction, _write(path, lines), f"sed -n 's/^{key} = //p' {path}", value)
+    return Question(instruction, write_lines(path, lines), f"sed -n 's/^{key} = //p' {path}", value)
 
 
 @question("sed")
 def line_at_number(rng: random.Random) -> Question:
     path = _text_file(rng)
-    lines = _lines(rng, rng.randint(4, 20))
+    lines = random_lines(rng, rng.randint(4, 20))
     number = rng.randint(2, len(lines))
-    instruction = _ask(
+    instruction = ask(
         rng,
         (
             f"What does line {number} of {path} say?",
@@ -180,18 +188,18 @@ def line_at_number(rng: random.Random) -> Question:
         ("Answer with that line only.", "Reply with just the line."),
     )
     solution = f"sed -n '{number}p' {path}"
-    return Question(instruction, _write(path, lines), solution, lines[number - 1])
+    return Question(instruction, write_lines(path, lines), solution, lines[number - 1])
 
 
 @question("cat", "grep", "awk")
 def members_of_group(rng: random.Random) -> Question:
-    group, other = _names(rng, GROUPS, 2)
-    users = _names(rng, USERS, rng.randint(2, 7))
+    group, other = pick(rng, GROUPS, 2)
+    users = pick(rng, USERS, rng.randint(2, 7))
     members = users[: rng.randint(1, len(users) - 1)]
     init = [f"groupadd {group}", f"groupadd {other}"]
     init += [f"useradd -m -G {group} {u}" for u in members]
     init += [f"useradd -m -G {other} {u}" for u in users[len(members) :]]
-    instruction = _ask(
+    instruction = ask(
         rng,
         (
             f"How many users are in the group {group}?",
@@ -217,7 +225,7 @@ def account_field(rng: random.Random) -> Question:
     what = {7: "login shell", 3: "user id (UID)", 6: "home directory"}[field]
     parent = f"mkdir -p {value.rsplit('/', 1)[0]}\n" if field == 6 else ""
     init = f"{parent}useradd -m {option} {value} {user}"
-    instruction = _ask(
+    instruction = ask(
         rng,
         (
             f"What is the {what} of the user {user}?",
@@ -233,7 +241,7 @@ def account_field(rng: random.Random) -> Question:
 @question("chage", "grep", "awk")
 def password_maximum_age(rng: random.Random) -> Question:
     user, days = rng.choice(USERS), rng.randint(7, 365)
-    instruction = _ask(
+    instruction = ask(
         rng,
         (
             f"What is the maximum number of days between password changes for {user}?",
@@ -256,7 +264,7 @@ def variable_in_profile(rng: random.Random) -> Question:
     base, leaf = f"/opt/{name}-{rng.randint(1, 9)}", rng.choice(["bin", "lib", "data", "logs"])
     variable = f"{name.upper()}_{leaf.upper()}"
     lines = [f"{name.upper()}_BASE={base}", f"{variable}=${name.upper()}_BASE/{leaf}"]
-    instruction = _ask(
+    instruction = ask(
         rng,
         (
             f"What value does {variable} get when {path} is sourced?",
@@ -265,7 +273,7 @@ def variable_in_profile(rng: random.Random) -> Question:
         ("Answer with the value only.", "Reply with just the value."),
     )
     solution = f"bash -c '. {path}; echo \"${variable}\"'"
-    return Question(instruction, _write(path, lines), solution, f"{base}/{leaf}")
+    return Question(instruction, write_lines(path, lines), solution, f"{base}/{leaf}")
 
 
 @question("echo")
@@ -275,9 +283,9 @@ def exit_status_of_script(rng: random.Random) -> Question:
     present, absent = rng.sample(range(1, 100), 2)
     exists = rng.random() < 0.5
     body = [f"if [ -e {flag} ]; then", f"  exit {present}", "fi", f"exit {absent}"]
-    init = _write(path, ["#!/bin/bash", *body]) + f"\nchmod +x {path}"
+    init = write_lines(path, ["#!/bin/bash", *body]) + f"\nchmod +x {path}"
     init += f"\ntouch {flag}" if exists else ""
-    instruction = _ask(
+    instruction = ask(
         rng,
         (
             f"With which exit status does {path} end when it is run now?",

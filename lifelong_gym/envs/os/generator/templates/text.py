@@ -9,10 +9,10 @@ from lifelong_gym.envs.os.generator.templates import (
     PROJECTS,
     WORDS,
     Draft,
-    _lines,
-    _same,
-    _write,
+    holds_lines,
+    random_lines,
     template,
+    write_lines,
 )
 
 LEVELS = ("INFO", "WARN", "ERROR", "DEBUG")
@@ -34,9 +34,9 @@ def save_matching_lines(rng: random.Random) -> Draft:
     rng.shuffle(lines)
     return Draft(
         f"Save the lines of {log} that contain {level}, in their order, to {out}.",
-        _write(log, lines),
+        write_lines(log, lines),
         f"grep {level} {log} > {out}",
-        _same(out, [line for line in lines if level in line]),
+        holds_lines(out, [line for line in lines if level in line]),
     )
 
 
@@ -48,7 +48,7 @@ def count_matching_lines(rng: random.Random) -> Draft:
     count = sum(level in line for line in lines)
     return Draft(
         f"Write the number of lines of {log} containing {level} (just the number) into {out}.",
-        _write(log, lines),
+        write_lines(log, lines),
         f"grep {level} {log} | wc -l > {out}",
         _number_in(out, count),
     )
@@ -57,14 +57,14 @@ def count_matching_lines(rng: random.Random) -> Draft:
 @template("wc")
 def count_words_or_lines(rng: random.Random) -> Draft:
     path = f"/home/shared/{rng.choice(PROJECTS)}/essay.txt"
-    lines = _lines(rng, rng.randint(3, 15))
+    lines = random_lines(rng, rng.randint(3, 15))
     words = rng.random() < 0.5
     value = sum(len(line.split()) for line in lines) if words else len(lines)
     out = f"/root/{'words' if words else 'lines'}.txt"
     return Draft(
         f"Write the number of {'words' if words else 'lines'} in {path} (just the number) "
         f"into {out}.",
-        _write(path, lines),
+        write_lines(path, lines),
         f"wc -{'w' if words else 'l'} < {path} > {out}",
         _number_in(out, value),
     )
@@ -82,7 +82,7 @@ def sum_column(rng: random.Random) -> Draft:
     return Draft(
         f"{path} has lines item,quantity,price. Write the sum of the price column "
         f"(just the number) into {out}.",
-        _write(path, [f"{n},{q},{p}" for n, q, p in rows]),
+        write_lines(path, [f"{n},{q},{p}" for n, q, p in rows]),
         f"awk -F, '{{s += $3}} END {{print s}}' {path} > {out}",
         _number_in(out, sum(p for _, _, p in rows)),
     )
@@ -96,9 +96,9 @@ def filter_rows(rng: random.Random) -> Draft:
     return Draft(
         f"{path} has lines item,quantity,price. Write the items whose quantity is below "
         f"{limit}, one per line in file order, into {out}.",
-        _write(path, [f"{n},{q},{p}" for n, q, p in rows]),
+        write_lines(path, [f"{n},{q},{p}" for n, q, p in rows]),
         f"awk -F, '$2 < {limit} {{print $1}}' {path} > {out}",
-        _same(out, [n for n, q, _ in rows if q < limit]) + f" && [ -f {out} ]",
+        holds_lines(out, [n for n, q, _ in rows if q < limit]) + f" && [ -f {out} ]",
     )
 
 
@@ -111,9 +111,9 @@ def replace_word(rng: random.Random) -> Draft:
     expected = [line.replace(old, new) for line in lines]
     return Draft(
         f"In {path}, replace every occurrence of '{old}' with '{new}' (edit the file in place).",
-        _write(path, lines),
+        write_lines(path, lines),
         f"sed -i 's/{old}/{new}/g' {path}",
-        _same(path, expected),
+        holds_lines(path, expected),
     )
 
 
@@ -124,9 +124,9 @@ def delete_comment_lines(rng: random.Random) -> Draft:
              for _ in range(8)] + ["# end"]  # fmt: skip
     return Draft(
         f"Delete every comment line (lines starting with #) from {path}, in place.",
-        _write(path, lines),
+        write_lines(path, lines),
         f"sed -i '/^#/d' {path}",
-        _same(path, [line for line in lines if not line.startswith("#")]),
+        holds_lines(path, [line for line in lines if not line.startswith("#")]),
     )
 
 
@@ -171,7 +171,7 @@ def save_listing(rng: random.Random) -> Draft:
         "alphabetical order, into /root/listing.txt.",
         f"mkdir -p {folder}\ncd {folder}\ntouch {' '.join(names)} .hidden",
         f"ls {folder} > /root/listing.txt",
-        _same("/root/listing.txt", names),
+        holds_lines("/root/listing.txt", names),
     )
 
 
@@ -191,21 +191,21 @@ def count_hidden_entries(rng: random.Random) -> Draft:
 @template("vi")
 def edit_with_vi(rng: random.Random) -> Draft:
     path = f"/etc/{rng.choice(PROJECTS)}/notes.txt"
-    lines = _lines(rng, 4)
+    lines = random_lines(rng, 4)
     if rng.random() < 0.5:
         line = rng.randint(1, 4)
         return Draft(
             f"Delete line {line} of {path} and keep the other lines.",
-            _write(path, lines),
+            write_lines(path, lines),
             f"vi -es -c '{line}d' -c 'wq' {path}",
-            _same(path, lines[: line - 1] + lines[line:]),
+            holds_lines(path, lines[: line - 1] + lines[line:]),
         )
     extra = f"{rng.choice(WORDS)} appended {rng.randint(1, 99)}"
     return Draft(
         f"Add the line '{extra}' at the end of {path}.",
-        _write(path, lines),
+        write_lines(path, lines),
         f"vi -es -c 'normal Go{extra}' -c 'wq' {path}",
-        _same(path, [*lines, extra]),
+        holds_lines(path, [*lines, extra]),
     )
 
 

@@ -14,10 +14,10 @@ from lifelong_gym.envs.os.generator.templates import (
     USERS,
     WORDS,
     Draft,
-    _lines,
-    _names,
-    _write,
+    pick,
+    random_lines,
     template,
+    write_lines,
 )
 
 
@@ -30,7 +30,9 @@ def _user_init(users: list[str], groups: tuple[str, ...] | list[str] = ()) -> st
 def change_owner_recursively(rng: random.Random) -> Draft:
     user, project = rng.choice(USERS), rng.choice(PROJECTS)
     folder = f"/srv/{project}"
-    init = _user_init([user]) + "\n" + _write(f"{folder}/docs/readme.txt", _lines(rng, 1))
+    init = (
+        _user_init([user]) + "\n" + write_lines(f"{folder}/docs/readme.txt", random_lines(rng, 1))
+    )
     return Draft(
         f"Make user {user} the owner of {folder} and of everything inside it.",
         init,
@@ -45,7 +47,7 @@ def change_owner_and_group(rng: random.Random) -> Draft:
     path = f"/var/www/{rng.choice(PROJECTS)}.html"
     return Draft(
         f"Make {path} owned by user {user} and group {group}.",
-        _user_init([user], [group]) + "\n" + _write(path, _lines(rng, 1)),
+        _user_init([user], [group]) + "\n" + write_lines(path, random_lines(rng, 1)),
         f"chown {user}:{group} {path}",
         f'[ "$(stat -c %U:%G {path})" = {user}:{group} ]',
     )
@@ -56,7 +58,7 @@ def change_group(rng: random.Random) -> Draft:
     group, project = rng.choice(GROUPS), rng.choice(PROJECTS)
     folder = f"/shared/{project}"
     recursive = rng.random() < 0.5
-    init = _user_init([], [group]) + "\n" + _write(f"{folder}/notes.txt", _lines(rng, 1))
+    init = _user_init([], [group]) + "\n" + write_lines(f"{folder}/notes.txt", random_lines(rng, 1))
     what = f"{folder} and everything in it" if recursive else f"{folder}/notes.txt"
     check = (
         f"find {folder} ! -group {group}"
@@ -129,7 +131,7 @@ def add_group_debian(rng: random.Random) -> Draft:
 @template("usermod")
 def append_supplementary_group(rng: random.Random) -> Draft:
     user = rng.choice(USERS)
-    old, new = _names(rng, GROUPS, 2)
+    old, new = pick(rng, GROUPS, 2)
     return Draft(
         f"Add user {user} to the group {new} as well, keeping the groups it is already in.",
         _user_init([], [old, new]) + f"\nuseradd -m -G {old} {user}",
