@@ -217,7 +217,9 @@ def timed_files(rng: random.Random) -> Draft:
         f"Create {first}, then wait, then create {second} so that its modification time is "
         f"at least {gap} seconds later than that of {first}.",
         f"mkdir -p {folder}",
-        f"touch {first}\nsleep {gap}\ntouch {second}",
+        # a second past the bound: a file's time comes from the kernel's coarse clock, which
+        # can be a tick behind `sleep`'s, so `sleep {gap}` may give a whole-second gap of gap-1
+        f"touch {first}\nsleep {gap + 1}\ntouch {second}",
         f"[ -f {first} ] && [ -f {second} ] && "
         f"[ $(( $(stat -c %Y {second}) - $(stat -c %Y {first}) )) -ge {gap} ]",
     )
