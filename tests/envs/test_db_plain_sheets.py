@@ -194,3 +194,32 @@ def test_some_table_names_carry_a_year_a_season_or_a_town_in_the_title_s_case(ta
             assert re.fullmatch(r"_(\d{4}(-\d\d)?|in_[A-Z][a-z]+(_[A-Z][a-z]+)*)", rest), name
         else:
             assert re.fullmatch(r"\d{4}(-\d\d)?|In([A-Z][a-z]+)+", rest), name
+
+
+def test_some_questions_are_all_lower_case_and_their_sql_writes_the_values_so(tasks):
+    lowered = [t for t in tasks if t.instruction == t.instruction.lower()]
+    assert len(lowered) >= 20
+    literals = [v for t in lowered for v in re.findall(r"'((?:[^']|'')*)'", t.reference_sql[0])]
+    assert literals and all(v == v.lower() for v in literals)
+    assert any(
+        any(c.isupper() for c in str(value))
+        for t in lowered
+        for r in t.table_info.row_list
+        for value in r
+    )
+    changes = [t for t in tasks if not t.reference_sql[0].startswith("SELECT")]
+    assert any(
+        any(c.isupper() for c in re.sub(r"`[^`]*`", "", t.reference_sql[0])) for t in changes
+    )
+
+
+def test_the_row_with_the_most_among_those_of_a_group_is_asked_with_the_condition_first(tasks):
+    among = [
+        t
+        for t in tasks
+        if re.match(r"(of the .+ that had|among the .+ with a) ", t.instruction, re.I)
+    ]
+    assert among
+    for task in among:
+        assert re.search(r" WHERE .+ ORDER BY `[^`]+` (ASC|DESC) LIMIT 1$", task.reference_sql[0])
+        assert len(task.answer_info.direct) == 1

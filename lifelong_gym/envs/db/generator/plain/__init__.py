@@ -4,6 +4,7 @@ table with human column names (`docs/db-tasks.md`, "Styles")."""
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 
 from ..context import Built
@@ -24,6 +25,7 @@ KINDS: dict[str, Callable[[Plain], Built | None]] = {
     "count": questions.count,
     "aggregate": questions.aggregate,
     "extreme": questions.extreme,
+    "extreme_among": questions.extreme_among,
     "comparison": questions.compared,
     "listing": questions.listing,
     "short_lookup": questions.short_lookup,
@@ -37,14 +39,27 @@ KINDS: dict[str, Callable[[Plain], Built | None]] = {
 }
 
 
+#: How often a question is written all in lower case, values too, as many crowd-written ones
+#: are ("how many floors does the capitol square have?"); its SQL then writes the values as
+#: the question does, since MySQL compares text without regard to case.
+LOWER_CASE_SHARE = 0.15
+_TEXT_LITERAL = re.compile(r"'(?:[^']|'')*'")
+
+
 def plain_task(rng: random.Random, maker: TableMaker, made: MadeSheet) -> Built | None:
     """A plain task of a random kind over `made`, its wording varied in case and ending;
     None when the drawn kind does not fit the table."""
     built = rng.choice(tuple(KINDS.values()))(Plain(rng, maker, made))
     if built is None:
         return None
-    text = built.instruction
-    text = text[0].upper() + text[1:] if rng.random() < 0.6 else text[0].lower() + text[1:]
+    text, statements = built.instruction, built.statements
+    if statements[0].startswith("SELECT") and rng.random() < LOWER_CASE_SHARE:
+        text = text.lower()
+        statements = tuple(_TEXT_LITERAL.sub(lambda m: m.group(0).lower(), s) for s in statements)
+    elif rng.random() < 0.6:
+        text = text[0].upper() + text[1:]
+    else:
+        text = text[0].lower() + text[1:]
     if rng.random() < 0.2:
         text = text.rstrip("?.")
-    return Built(built.statements, text, built.empty)
+    return Built(statements, text, built.empty)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..context import Built
 from ..sheets import COUNT, GROUP, Column, literal, quoted
 from .base import Plain, Test
-from .wording import AGGREGATES, EARLIEST, IN_TABLE, LATEST, PHRASINGS
+from .wording import AGGREGATES, EARLIEST, EXTREMES, IN_TABLE, LATEST, PHRASINGS
 
 #: How often a question that can name a value no row has does so.
 ABSENT_SHARE = 0.3
@@ -86,8 +86,33 @@ def extreme(p: Plain) -> Built | None:
         f"SELECT {quoted(p.label.name)} FROM {p.table} "
         f"ORDER BY {quoted(target.name)} {'DESC' if most else 'ASC'} LIMIT 1"
     )
-    word = rng.choice(("most", "highest", "largest") if most else ("least", "lowest", "fewest"))
+    word = rng.choice(EXTREMES[most])
     return Built((sql,), p.say(PHRASINGS["extreme"], extreme=word, column=target.name))
+
+
+def extreme_among(p: Plain) -> Built | None:
+    """ "Of the players of Northside, which one scored the most Goals?": the row with the most
+    or the least of a number among those that hold a group's value, drawn without a tie."""
+    rng = p.rng
+    groups = [c for c in p.others if c.field.kind == GROUP]
+    if not p.ordered or not groups:
+        return None
+    target, column = rng.choice(p.ordered), rng.choice(groups)
+    seen = rng.choice(p.records)[column.name]
+    most = rng.random() < 0.5
+    among = sorted((r[target.name] for r in p.records if r[column.name] == seen), reverse=most)
+    if len(among) > 1 and among[0] == among[1]:
+        return None  # a tie: no single answer
+    test = p.equal_to(column, seen)
+    sql = (
+        f"SELECT {quoted(p.label.name)} FROM {p.table} WHERE {test.sql} "
+        f"ORDER BY {quoted(target.name)} {'DESC' if most else 'ASC'} LIMIT 1"
+    )
+    word = rng.choice(EXTREMES[most])
+    words = {"first": test.first, "has": test.wiki, "condition": test.plain}
+    return Built(
+        (sql,), p.say(PHRASINGS["extreme_among"], extreme=word, column=target.name, **words)
+    )
 
 
 def compared(p: Plain) -> Built | None:

@@ -17,8 +17,10 @@ WIKI_COMPARISONS = {
     ">=": ("{} of at least {}", "{} of {} or more"),
     "<=": ("{} of at most {}", "{} of {} or less"),
 }
-CONDITION_VOICES = ("the {} is {}", "{} is {}", "the {} was {}", "{} equals {}")
-WIKI_VOICES = ("{} of {}",)
+CONDITION_VOICES = (
+    "the {} is {}", "{} is {}", "the {} was {}", "{} equals {}", "the {} is listed as {}",
+)  # fmt: skip
+WIKI_VOICES = ("{} of {}", "{} of {}", "{} listed as {}")
 AGGREGATES = {
     "SUM": ("total", "combined", "overall"),
     "AVG": ("average", "mean"),
@@ -27,6 +29,8 @@ AGGREGATES = {
 }
 #: Where a question names its table, if it does (after the column it asks for).
 IN_TABLE = ("", "", "", " in the {table} table", " of the `{table}` table", " in {table}")
+#: The most (True) and the least (False) of a number, as a question says it.
+EXTREMES = {True: ("most", "highest", "largest"), False: ("least", "lowest", "fewest")}
 EARLIEST = ("earliest", "earliest", "first")
 LATEST = ("latest", "latest", "most recent", "last")
 
@@ -45,6 +49,8 @@ PHRASINGS: dict[str, tuple[str, ...]] = {
         "What {column} did {first} have?",
         "Which {column} goes with {first}?",
         "Give the {column} for {first}.",
+        "When {condition}, what is the {column}?",
+        "With {first}, what was the {column}?",
     ),
     "how_many": (
         "How many {column} did {first} have?",
@@ -75,6 +81,12 @@ PHRASINGS: dict[str, tuple[str, ...]] = {
         "Name the {row} with the {extreme} {column}.",
         "Tell me which {row} had the {extreme} {column}.",
         "Which {label} comes with the {extreme} {column}?",
+    ),
+    "extreme_among": (
+        "Of the {rows} that had {first}, which {row} had the {extreme} {column}?",
+        "Among the {rows} with a {has}, which one has the {extreme} {column}?",
+        "Which {label} had the {extreme} {column} when {condition}?",
+        "When {condition}, which {row} has the {extreme} {column}?",
     ),
     "count_compared": (
         "How many {rows} have {compared} {bound} {column}?",
@@ -130,6 +142,8 @@ PHRASINGS: dict[str, tuple[str, ...]] = {
         "Which {aggregate} {column} has {has}?",
         "Tell me the {aggregate} {column} for {has}.",
         "{lead} has what {aggregate} {column}?",
+        "When {tests}, what is the {aggregate} {column}?",
+        "With {first}, what was the {aggregate} {column}?",
     ),
     "earliest": (
         "What was the {earliest} {column}{in_table} when {tests}?",
