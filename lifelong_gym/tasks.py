@@ -184,13 +184,13 @@ def load_task_set(
     """Load a shipped task set by name, or a task file by path, converting each record.
 
     `convert(key, record)` returns a task or raises `ValueError` with the reason to skip
-    the record. Skipped records are kept on the set and reported in one warning. A file
-    read before, unchanged since, gives the same (frozen) tasks again: the environments of
-    one process (a vector environment's copies) read it once.
+    the record. Skipped records are kept on the set and reported in one warning, once a
+    process for each content of the file. A file read before, unchanged since, gives the
+    same (frozen) tasks again: the environments of one process (a vector environment's
+    copies) read it once.
     """
     path, order = _resolve(source, environment=environment, default=default)
     tasks, skipped = _converted(path.resolve(), _digest(path), convert)
-    report_skipped(path, len(tasks), skipped)
     if not tasks:
         reasons = "; ".join(f"{s.key}: {s.reason}" for s in skipped[:3])
         raise TaskFileError(f"{path} holds no {environment} task this loader accepts ({reasons})")
@@ -224,7 +224,8 @@ def _digest(path: Path) -> bytes | None:
 def _converted(
     path: Path, digest: bytes | None, convert: Callable[[str, dict[str, Any]], TaskT]
 ) -> tuple[tuple[TaskT, ...], tuple[SkippedRecord, ...]]:
-    """The tasks of a file, and the records skipped, for the content of that `digest`."""
+    """The tasks of a file, and the records skipped, for the content of that `digest`; the
+    skipped records are reported once, when the content is first read."""
     tasks: list[TaskT] = []
     skipped: list[SkippedRecord] = []
     for key, record in read_records(path):
@@ -232,6 +233,7 @@ def _converted(
             tasks.append(convert(key, record))
         except (ValueError, TypeError, KeyError) as error:
             skipped.append(SkippedRecord(key, f"{type(error).__name__}: {error}"))
+    report_skipped(path, len(tasks), skipped)
     return tuple(tasks), tuple(skipped)
 
 
