@@ -18,6 +18,7 @@ from lifelong_gym.agents import OracleAgent
 from lifelong_gym.cli import main
 from lifelong_gym.envs.os.backends.docker import ContainerPool
 from lifelong_gym.envs.os.generator import QUESTIONS, generate_tasks, verify_task, wrong_answers
+from lifelong_gym.envs.os.skills import SKILLS
 from lifelong_gym.envs.os.tasks import AnswerCheck, load_os_tasks
 from tests.command_line import assert_one_line_error, run_cli
 
@@ -47,10 +48,13 @@ def test_a_question_set_draws_each_of_its_dozens_of_templates_in_turn():
     assert drawn == Counter(skills for skills, _ in QUESTIONS.values())
 
 
-def test_mixed_sets_hold_change_and_question_tasks():
-    tasks = generate_tasks(30, 4, kind="mixed")
+def test_mixed_sets_hold_change_and_question_tasks_about_half_and_half():
+    tasks = generate_tasks(300, 4, kind="mixed")
     asks = [t for t in tasks if t.answer_check is not None]
-    assert 0 < len(asks) < 30
+    assert 120 <= len(asks) <= 180  # a coin flip a task, not the share of question skills
+    changes = [t for t in tasks if t.answer_check is None]
+    assert {s for t in changes for s in t.skills} == set(SKILLS)  # each half balanced alone
+    assert Counter(t.skills for t in asks).keys() == {sk for sk, _ in QUESTIONS.values()}
     assert all(t.evaluation is None and t.answer_check.match for t in asks)
     assert all(t.evaluation is not None for t in tasks if t.answer_check is None)
 

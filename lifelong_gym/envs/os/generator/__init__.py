@@ -45,43 +45,52 @@ def kind_skills(kind: str) -> tuple[str, ...]:
     return SKILLS
 
 
-def _templates(kind: str) -> dict[str, tuple[tuple[str, ...], Template]]:
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
-    return {"change": TEMPLATES, "question": QUESTIONS, "mixed": {**TEMPLATES, **QUESTIONS}}[kind]
+class _Draw:
+    """Templates of one kind drawn in turn: the least covered skill picks the next template
+    (for questions, which cover few skills, the least drawn template comes next)."""
+
+    def __init__(self, kind: str):
+        self.templates = {"change": TEMPLATES, "question": QUESTIONS}[kind]
+        missing = set(kind_skills(kind)) - {s for sk, _ in self.templates.values() for s in sk}
+        if missing:
+            raise RuntimeError(f"no template covers the skills {sorted(missing)}")
+        self.balance = {
+            n: (n,) if kind == "question" else skills for n, (skills, _) in self.templates.items()
+        }
+        self.targets = sorted({unit for units in self.balance.values() for unit in units})
+        self.names = sorted(self.templates)
+        self.covered: Counter[str] = Counter()
+
+    def pick(self, rng: random.Random) -> str:
+        lowest = min(self.covered[s] for s in self.targets)
+        unit = rng.choice(sorted(s for s in self.targets if self.covered[s] == lowest))
+        return rng.choice([n for n in self.names if unit in self.balance[n]])
 
 
 def generate_tasks(
     count: int, seed: int, *, exclude: frozenset[str] = frozenset(), kind: str = "change"
 ) -> list[OSTask]:
     """Draw `count` distinct tasks of `kind` (change: each judged by an evaluation script;
-    question: each answered with one value; mixed: both), none with an instruction in
-    `exclude`. The least covered skill picks the next template; among questions, which
-    cover few skills, the least drawn template comes next."""
-    templates = _templates(kind)
-    missing = set(kind_skills(kind)) - {s for skills, _ in templates.values() for s in skills}
-    if missing:
-        raise RuntimeError(f"no template covers the skills {sorted(missing)}")
-    balance = {n: (n,) if kind == "question" else skills for n, (skills, _) in templates.items()}
-    targets = sorted({unit for units in balance.values() for unit in units})
+    question: each answered with one value; mixed: each a change or a question by a coin
+    flip), none with an instruction in `exclude`. Each kind's templates are drawn in turn
+    (`_Draw`)."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+    draws = [_Draw(k) for k in (("change", "question") if kind == "mixed" else (kind,))]
     rng = random.Random(seed)
-    covered: Counter[str] = Counter()
     tasks: list[OSTask] = []
     seen: set[str] = set(exclude)
-    names = sorted(templates)
     for _ in range(count * 1000):
         if len(tasks) == count:
             return tasks
-        lowest = min(covered[s] for s in targets)
-        needy = sorted(s for s in targets if covered[s] == lowest)
-        unit = rng.choice(needy)
-        name = rng.choice([n for n in names if unit in balance[n]])
-        skills, make = templates[name]
+        draw = rng.choice(draws) if len(draws) > 1 else draws[0]
+        name = draw.pick(rng)
+        skills, make = draw.templates[name]
         draft = make(rng)
         if text_key(draft.instruction) in seen:
             continue
         seen.add(text_key(draft.instruction))
-        covered.update(balance[name])
+        draw.covered.update(draw.balance[name])
         tasks.append(_task(len(tasks), skills, draft))
     raise RuntimeError(f"made only {len(tasks)} of {count} tasks with instructions not yet taken")
 
