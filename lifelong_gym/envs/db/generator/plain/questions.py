@@ -33,7 +33,7 @@ def lookup(p: Plain) -> Built | None:
 
 
 def how_many(p: Plain) -> Built | None:
-    """ "How many Goals did Northside score?": a number column's value, not a COUNT."""
+    """A count column's value asked as "How many Goals did Ann Lee have?" (not a COUNT)."""
     counts = [c for c in p.others if c.field.kind == COUNT]
     if not counts:
         return None
@@ -91,8 +91,8 @@ def extreme(p: Plain) -> Built | None:
 
 
 def extreme_among(p: Plain) -> Built | None:
-    """ "Of the players of Northside, which one scored the most Goals?": the row with the most
-    or the least of a number among those that hold a group's value, drawn without a tie."""
+    """The row with the most or the least of a number among those that hold a group's value
+    ("Of the players that had Northside, which player had the most Goals?"), without a tie."""
     rng = p.rng
     groups = [c for c in p.others if c.field.kind == GROUP]
     if not p.ordered or not groups:
