@@ -223,3 +223,15 @@ def test_the_row_with_the_most_among_those_of_a_group_is_asked_with_the_conditio
     for task in among:
         assert re.search(r" WHERE .+ ORDER BY `[^`]+` (ASC|DESC) LIMIT 1$", task.reference_sql[0])
         assert len(task.answer_info.direct) == 1
+
+
+def test_some_tasks_name_their_table_and_headers_on_a_line_of_their_own(tasks):
+    named = [t for t in tasks if "\n" in t.instruction]
+    assert len(tasks) / 5 < len(named) < len(tasks) / 2
+    for task in named:
+        question, sentence = task.instruction.split("\n")
+        headers = ",".join(c.name for c in task.table_info.column_info_list)
+        assert sentence == (
+            f"The name of this table is {task.table_info.name}, "
+            f"and the headers of this table are {headers}."
+        )

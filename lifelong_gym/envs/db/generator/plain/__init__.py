@@ -44,6 +44,10 @@ KINDS: dict[str, Callable[[Plain], Built | None]] = {
 #: the question does, since MySQL compares text without regard to case.
 LOWER_CASE_SHARE = 0.15
 _TEXT_LITERAL = re.compile(r"'(?:[^']|'')*'")
+#: How often a task names its table and headers in a sentence of its own, on a line after the
+#: question, as AgentBench's DB tasks do (its `add_description` field).
+NAMED_TABLE_SHARE = 0.3
+TABLE_SENTENCE = "The name of this table is {table}, and the headers of this table are {headers}."
 
 
 def plain_task(rng: random.Random, maker: TableMaker, made: MadeSheet) -> Built | None:
@@ -62,4 +66,7 @@ def plain_task(rng: random.Random, maker: TableMaker, made: MadeSheet) -> Built 
         text = text[0].lower() + text[1:]
     if rng.random() < 0.2:
         text = text.rstrip("?.")
+    if rng.random() < NAMED_TABLE_SHARE:
+        headers = ",".join(c.name for c in made.columns)
+        text += f"\n{TABLE_SENTENCE.format(table=made.table.name, headers=headers)}"
     return Built(statements, text, built.empty)
