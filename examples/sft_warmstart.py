@@ -305,7 +305,8 @@ def write_summary(config: Config, results: dict[str, HeldOutResult], trained: di
 
 
 def episodes_file_stem(result: str) -> str:
-    """ "after on ../dbbench/dev.jsonl" -> "after-on-dev"; "after" -> "after"."""
+    """The file name of a result's episodes: `after on ../dbbench/dev.jsonl` gives
+    `after-on-dev`, `after` gives `after`."""
     when, on, tasks = result.partition(" on ")
     return f"{when}-on-{Path(tasks).name.split('.')[0]}" if on else when
 
