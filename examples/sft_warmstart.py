@@ -234,21 +234,26 @@ def train(config: Config) -> None:
         + (f", {tokens / train_seconds:.0f} tokens/s" if tokens else "")
     )
 
-    model = trainer.model
-    if config.lora_rank > 0:
-        model = model.merge_and_unload()
-    tokenizer.chat_template = own_template
-    model.save_pretrained(config.output)
-    tokenizer.save_pretrained(config.output)
-    print(f"saved {config.output}")
-
-    results |= evaluate_all(model, tokenizer, config)
     trained = {
         "steps": trainer.state.global_step,
         "train_minutes": train_seconds / 60,
         "training_loss": output.training_loss,
         "input_tokens": tokens,
     }
+    model = trainer.model
+    if config.lora_rank > 0:
+        model = model.merge_and_unload()
+    tokenizer.chat_template = own_template
+    model.config.use_cache = True  # the trainer turns the KV cache off; generation wants it
+    model.save_pretrained(config.output)
+    tokenizer.save_pretrained(config.output)
+    print(f"saved {config.output}")
+
+    # measured as users load it: the trainer leaves its bf16 autocast wrapped around the
+    # model's forward, which changes the figures and decodes three times slower
+    del trainer, model
+    model, tokenizer = load_model(config.output)
+    results |= evaluate_all(model, tokenizer, config)
     write_summary(config, results, trained)
     print(f"wall time {(time.monotonic() - started) / 60:.1f} min")
 

@@ -117,6 +117,23 @@ def test_sft_warmstart_measures_and_saves_a_folder_that_plays_as_an_hf_agent(
     assert all(json.loads(line)["status"] for line in sessions)
 
 
+def test_sft_warmstart_measures_the_saved_folder_as_users_load_it(sft_checkpoint, tmp_path):
+    """The figure after training is the saved folder's: replayed with --eval-only, every
+    episode says the same (the trainer's bf16 autocast around the trained model's forward
+    once changed them), and the folder keeps the KV cache on (the trainer turns it off)."""
+    folder = sft_checkpoint.folder
+    assert json.loads((folder / "config.json").read_text())["use_cache"] is True
+    run(
+        "sft_warmstart.py",
+        *("--model", str(folder), "--env-id", "LifelongDB-v0", "--eval-only"),
+        *("--output", str(tmp_path / "again"), "--eval-tasks", "default"),
+        *("--eval-episodes", "2", "--eval-envs", "2", "--max-new-tokens", "4"),
+    )
+    trained = (folder / "episodes" / "after.jsonl").read_text().splitlines()
+    replayed = (tmp_path / "again" / "episodes" / "after.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in replayed] == [json.loads(line) for line in trained]
+
+
 def test_sft_warmstart_on_kg_evaluates_in_the_env_of_its_demonstrations(tiny_model_dir, tmp_path):
     """KG demonstrations of a generated graph: the held-out evaluation plays KG tasks on that
     graph (the env read from the export, its argument from --eval-env-arg)."""
