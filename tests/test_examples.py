@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import subprocess
@@ -119,8 +120,7 @@ def test_sft_warmstart_measures_and_saves_a_folder_that_plays_as_an_hf_agent(
 
 def test_sft_warmstart_measures_the_saved_folder_as_users_load_it(sft_checkpoint, tmp_path):
     """The figure after training is the saved folder's: replayed with --eval-only, every
-    episode says the same (the trainer's bf16 autocast around the trained model's forward
-    once changed them), and the folder keeps the KV cache on (the trainer turns it off)."""
+    episode says the same; and the folder keeps the KV cache on (the trainer turns it off)."""
     folder = sft_checkpoint.folder
     assert json.loads((folder / "config.json").read_text())["use_cache"] is True
     run(
@@ -132,6 +132,42 @@ def test_sft_warmstart_measures_the_saved_folder_as_users_load_it(sft_checkpoint
     trained = (folder / "episodes" / "after.jsonl").read_text().splitlines()
     replayed = (tmp_path / "again" / "episodes" / "after.jsonl").read_text().splitlines()
     assert [json.loads(line) for line in replayed] == [json.loads(line) for line in trained]
+
+
+def test_sft_warmstart_decodes_after_training_without_the_trainers_autocast(
+    tiny_model_dir, tmp_path, monkeypatch
+):
+    """bf16 training leaves accelerate's autocast wrapped around the trained model's forward;
+    the evaluation after training decodes with the model class's own forward, in float32."""
+    pytest.importorskip("trl", reason="the SFT example needs TRL: pip install 'lifelong-gym[trl]'")
+    import torch
+
+    from lifelong_gym.training.sft_export import export_sft
+
+    spec = importlib.util.spec_from_file_location("sft_warmstart", EXAMPLES / "sft_warmstart.py")
+    script = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "sft_warmstart", script)  # its dataclasses look it up
+    spec.loader.exec_module(script)
+    measured = []
+
+    def recording(policy, *args, **kwargs):
+        measured.append(policy.model)
+        return real(policy, *args, **kwargs)
+
+    real = script.evaluate_policy
+    monkeypatch.setattr(script, "evaluate_policy", recording)
+    export_sft("LifelongDB-v0", tmp_path / "data", progress=False)
+    script.train(
+        script.Config(
+            model=str(tiny_model_dir), data=[str(tmp_path / "data")], demonstrations=2,
+            output=str(tmp_path / "model"), max_length=4096, warmup_ratio=0, bf16=True,
+            threads=torch.get_num_threads(), eval_tasks=["default"], eval_episodes=1,
+            eval_envs=1, max_new_tokens=2,
+        )
+    )  # fmt: skip
+    (model,) = measured
+    assert model.forward.__func__ is type(model).forward
+    assert {parameter.dtype for parameter in model.parameters()} == {torch.float32}
 
 
 def test_sft_warmstart_on_kg_evaluates_in_the_env_of_its_demonstrations(tiny_model_dir, tmp_path):
