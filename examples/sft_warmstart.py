@@ -250,7 +250,7 @@ def train(config: Config) -> None:
     print(f"saved {config.output}")
 
     # measured as users load it: the trainer leaves its bf16 autocast wrapped around the
-    # model's forward, which changes the figures and decodes three times slower
+    # model's forward, which would measure a bf16 computation, not the saved float32 folder
     del trainer, model
     model, tokenizer = load_model(config.output)
     results |= evaluate_all(model, tokenizer, config)

@@ -148,13 +148,12 @@ def test_sft_warmstart_decodes_after_training_without_the_trainers_autocast(
     script = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, "sft_warmstart", script)  # its dataclasses look it up
     spec.loader.exec_module(script)
-    measured = []
+    measured, real = [], script.evaluate_policy
 
     def recording(policy, *args, **kwargs):
         measured.append(policy.model)
         return real(policy, *args, **kwargs)
 
-    real = script.evaluate_policy
     monkeypatch.setattr(script, "evaluate_policy", recording)
     export_sft("LifelongDB-v0", tmp_path / "data", progress=False)
     script.train(
