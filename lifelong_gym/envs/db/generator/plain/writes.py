@@ -4,7 +4,7 @@ values to a sentence stating the fact to record."""
 from __future__ import annotations
 
 from ..context import Built
-from ..sheets import Column, label_values, literal, quoted, value
+from ..sheets import COUNT, DATE, GROUP, YEAR, Column, label_values, literal, quoted, value
 from .base import Plain
 
 #: A new row: {described} lists "column value" pairs in one of several ways, {quoted_pairs}
@@ -23,6 +23,17 @@ _INSERTS = (
     "We have a new {row}, {name}, with {facts} - please add it to {table}.",
 )
 _PAIRS = ("{} {}", "{}: {}", "{} is {}", "{} = {}")
+#: A new row told as a story ({story}), as many crowd-written inserts are: its facts in
+#: another order than the table's columns, and some without their column's name.
+_INSERT_STORIES = (
+    "{name}, {story}, was added to the {table} table.",
+    "Record {a_row} in {table}: {name}, {story}.",
+    "{name} - {story}. This was inserted into the {table} table.",
+    "There is a new {row} for the {table} table: {name}, {story}.",
+    "Put {name} into {table}; {story}.",
+)
+#: How often an insert is told as a story.
+STORY_SHARE = 0.35
 #: A change of one column of the row named {name}.
 _UPDATES_BY_LABEL = (
     "Update the {column} of {name} to {value}.",
@@ -77,16 +88,42 @@ def insert(p: Plain) -> Built | None:
         f"INSERT INTO {p.table} ({', '.join(quoted(c.name) for c in columns)}) "
         f"VALUES ({', '.join(literal(c, v) for c, v in zip(columns, row, strict=True))})"
     )
-    pair = rng.choice(_PAIRS)
     named = list(zip(columns, row, strict=True))
+    if rng.random() < STORY_SHARE:
+        told = [_told(p, c, v, others) for c, v in named[1:]]
+        rng.shuffle(told)
+        return Built((sql,), p.say(_INSERT_STORIES, name=fresh[0], story=_listed(told)))
+    pair = rng.choice(_PAIRS)
     facts = [f"{c.name} {v}" if rng.random() < 0.5 else f"a {c.name} of {v}" for c, v in named[1:]]
     words = {
         "described": ", ".join(pair.format(c.name, v) for c, v in named),
         "quoted_pairs": ", ".join(f"'{v}' for '{c.name}'" for c, v in named[1:]),
         "name": fresh[0],
-        "facts": ", ".join(facts[:-1]) + (" and " if len(facts) > 1 else "") + facts[-1],
+        "facts": _listed(facts),
     }
     return Built((sql,), p.say(_INSERTS, **words))
+
+
+def _listed(parts: list[str]) -> str:
+    """ "a", "a and b", "a, b and c"."""
+    return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+
+
+def _told(p: Plain, column: Column, told: object, columns: list[Column]) -> str:
+    """One fact of a story: a year or a day after "in" or "on", a group's value alone, a count
+    before its column's name ("12 goals"); where that could belong to another of `columns`
+    (two years, a value two columns may take, a short one such as "No"), the column's name in
+    lower case before the value ("open sundays No")."""
+    kind, name = column.kind, column.name.lower()
+    alike = [c for c in columns if c.kind == kind]
+    if kind in (YEAR, DATE) and len(alike) == 1:
+        return f"{'in' if kind == YEAR else 'on'} {told}"
+    if kind == GROUP and len(str(told)) > 3 and p.rng.random() < 0.7:
+        if not any(told in c.field.choices for c in alike if c is not column):
+            return str(told)
+    if kind == COUNT and p.rng.random() < 0.5:
+        return f"{told} {name}"
+    return f"{name} {told}"
 
 
 def update(p: Plain) -> Built | None:
