@@ -4,6 +4,7 @@ values to a sentence stating the fact to record."""
 from __future__ import annotations
 
 from ..context import Built
+from ..queries import join_words
 from ..sheets import COUNT, DATE, GROUP, YEAR, Column, label_values, literal, quoted, value
 from .base import Plain
 
@@ -92,21 +93,16 @@ def insert(p: Plain) -> Built | None:
     if rng.random() < STORY_SHARE:
         told = [_told(p, c, v, others) for c, v in named[1:]]
         rng.shuffle(told)
-        return Built((sql,), p.say(_INSERT_STORIES, name=fresh[0], story=_listed(told)))
+        return Built((sql,), p.say(_INSERT_STORIES, name=fresh[0], story=join_words(told)))
     pair = rng.choice(_PAIRS)
     facts = [f"{c.name} {v}" if rng.random() < 0.5 else f"a {c.name} of {v}" for c, v in named[1:]]
     words = {
         "described": ", ".join(pair.format(c.name, v) for c, v in named),
         "quoted_pairs": ", ".join(f"'{v}' for '{c.name}'" for c, v in named[1:]),
         "name": fresh[0],
-        "facts": _listed(facts),
+        "facts": join_words(facts),
     }
     return Built((sql,), p.say(_INSERTS, **words))
-
-
-def _listed(parts: list[str]) -> str:
-    """ "a", "a and b", "a, b and c"."""
-    return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
 
 
 def _told(p: Plain, column: Column, told: object, columns: list[Column]) -> str:
